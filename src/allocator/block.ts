@@ -1,0 +1,39 @@
+/** A segment: one cudaMalloc'd range, tiled by blocks. */
+export class Segment {
+  constructor(
+    readonly addr: number,
+    readonly size: number,
+    readonly stream: number,
+    readonly small: boolean,
+    /** The block at the segment's lowest address; kept current through splits and merges. */
+    public head: Block,
+  ) {}
+}
+
+/** A block: a range of one segment, allocated or cached free (PyTorch's Block). */
+export class Block {
+  /** The request that last allocated this block (the caller's id), -1 if none. */
+  tag = -1;
+  requestedSize = 0;
+  allocated = false;
+  prev: Block | null = null;
+  next: Block | null = null;
+  /** Large-pool get_free_block call count when the block entered the free set (gc age). */
+  gcCountBase = 0;
+  segment: Segment;
+
+  constructor(
+    public addr: number,
+    public size: number,
+    /** Mutable only so that a search key can be reused. */
+    public stream: number,
+    readonly small: boolean,
+    segment: Segment | null,
+  ) {
+    this.segment = segment ?? (null as unknown as Segment);
+  }
+
+  isSplit(): boolean {
+    return this.prev !== null || this.next !== null;
+  }
+}

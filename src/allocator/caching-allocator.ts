@@ -1,0 +1,473 @@
+// A model of one device's DeviceCachingAllocator (c10/cuda/CUDACachingAllocator.cpp, torch 2.11):
+// the same decisions in the same order, so that it records the same trace events as PyTorch.
+// Streams are plain numbers; CUDA events and cross-stream uses are not modelled (a free completes at once).
+import { Block, Segment } from './block';
+import type { Capacity } from './capacity';
+import { H200_TOTAL_MEMORY } from './capacity';
+import { maxSplitSizeStat, type AllocatorConfig } from './config';
+import { ConfigError } from './config-error';
+import { MIN_BLOCK_SIZE, SMALL_SIZE } from './constants';
+import { FreeBlockSet } from './free-block-set';
+import { oomMessage } from './oom-message';
+import { isSmallSize, roundSize, segmentSizeFor } from './sizes';
+import { AllocatorStats, Stat } from './stats';
+import { Action, type TraceSink } from './trace-sink';
+
+/** Where the device puts new segments (see driver-placement.ts and the trace's recorded addresses). */
+export interface SegmentPlacement {
+  place(size: number): number;
+  release(addr: number): void;
+}
+
+export interface AllocatorOptions {
+  config: AllocatorConfig;
+  placement: SegmentPlacement;
+  capacity?: Capacity;
+  /** The device's total memory, for OOM messages and device_free (default: an H200's). */
+  deviceTotal?: number;
+  /** Device memory used outside PyTorch's allocator (CUDA context, other processes). */
+  otherDeviceBytes?: number;
+  device?: number;
+  sink?: TraceSink;
+}
+
+export interface OomInfo {
+  /** Rounded request size, as the recorded oom event has it. */
+  size: number;
+  /** The segment size that could not be had (what PyTorch's message says it tried to allocate). */
+  segmentSize: number;
+  stream: number;
+  deviceFree: number;
+  message: string;
+}
+
+class BlockPool {
+  readonly blocks = new FreeBlockSet();
+  /** get_free_blocks_call_count: the clock of gc ages. */
+  freeBlockCalls = 0;
+  constructor(readonly small: boolean) {}
+}
+
+const NO_SINK: TraceSink = { record() {} };
+
+export class CachingAllocator {
+  readonly config: AllocatorConfig;
+  readonly stats = new AllocatorStats();
+  /** Live segments by address. */
+  readonly segments = new Map<number, Segment>();
+  lastOom: OomInfo | null = null;
+
+  private readonly small = new BlockPool(true);
+  private readonly large = new BlockPool(false);
+  private readonly placement: SegmentPlacement;
+  private readonly capacity: Capacity | undefined;
+  private readonly deviceTotal: number;
+  private readonly otherDeviceBytes: number;
+  private readonly device: number;
+  /** Settable so that state adopted before a trace began records no events. */
+  sink: TraceSink;
+  private readonly maxSplit: number;
+  private readonly gcEnabled: boolean;
+  /** total_allocated_memory: bytes held in segments. */
+  private reserved = 0;
+
+  constructor(options: AllocatorOptions) {
+    const { config } = options;
+    if (config.expandableSegments) {
+      throw new ConfigError(
+        'expandable_segments:True is not modelled yet: splitscope would be simulating a different allocator. ' +
+          'Remove it (or set expandable_segments:False) to replay with cudaMalloc segments.',
+      );
+    }
+    if (config.backend !== 'native') {
+      throw new ConfigError(
+        'backend:cudaMallocAsync hands allocation to the CUDA driver\'s own pool, which splitscope does not model; ' +
+          'use backend:native (the default).',
+      );
+    }
+    this.config = config;
+    this.placement = options.placement;
+    this.capacity = options.capacity;
+    this.deviceTotal = options.deviceTotal ?? H200_TOTAL_MEMORY;
+    this.otherDeviceBytes = options.otherDeviceBytes ?? 0;
+    this.device = options.device ?? 0;
+    this.sink = options.sink ?? NO_SINK;
+    this.maxSplit = config.maxSplitSize;
+    this.gcEnabled = options.capacity?.kind === 'fraction' && config.garbageCollectionThreshold > 0;
+  }
+
+  /** Bytes held in segments (memory_reserved). */
+  get reservedBytes(): number {
+    return this.reserved;
+  }
+
+  /** Allocates `size` bytes on `stream`; null on OOM (then lastOom says why). `tag` labels the block. */
+  malloc(size: number, stream: number, tag = -1): Block | null {
+    const rounded = roundSize(size, this.config);
+    const pool = isSmallSize(rounded) ? this.small : this.large;
+    const segmentSize = segmentSizeFor(rounded);
+
+    let block = this.getFreeBlock(pool, rounded, stream);
+    if (!block) {
+      if (this.gcEnabled) this.garbageCollect();
+      block =
+        this.allocSegment(pool, segmentSize, stream, false) ??
+        (this.releaseAvailableCachedBlocks(pool, rounded, stream)
+          ? this.allocSegment(pool, segmentSize, stream, false)
+          : null);
+      if (!block) {
+        this.releaseCachedBlocks();
+        block = this.allocSegment(pool, segmentSize, stream, true);
+      }
+    }
+    if (!block) {
+      this.recordOom(rounded, segmentSize, stream);
+      return null;
+    }
+    return this.allocFoundBlock(pool, block, rounded, size, stream, tag);
+  }
+
+  /** Returns an allocated block to the cache. */
+  free(block: Block): void {
+    block.allocated = false;
+    const small = block.small;
+    this.stats.decrease(Stat.allocation, small, 1);
+    this.stats.decrease(Stat.allocated_bytes, small, block.size);
+    this.sink.record(Action.free_requested, block.addr, block.requestedSize, block.stream, block.tag);
+    if (block.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_allocations);
+    this.freeBlock(block);
+  }
+
+  /** torch.cuda.empty_cache(): frees every cached segment that holds no allocation. */
+  emptyCache(): void {
+    this.releaseCachedBlocks();
+  }
+
+  /** torch.cuda.memory_stats() for this device. */
+  memoryStats(): Record<string, number> {
+    const out = this.stats.toRecord();
+    out['max_split_size'] = maxSplitSizeStat(this.config);
+    return out;
+  }
+
+  /** Size of the largest cached free block (cacheInfo), 0 when none. */
+  largestFreeBlock(): number {
+    return Math.max(this.small.blocks.largest(), this.large.blocks.largest());
+  }
+
+  /** The cached free blocks of both pools, in each pool's (stream, size, address) order. */
+  freeBlocks(): Block[] {
+    return [...this.small.blocks.toArray(), ...this.large.blocks.toArray()];
+  }
+
+  /** The segments in address order. */
+  segmentsByAddress(): Segment[] {
+    return [...this.segments.values()].sort((a, b) => a.addr - b.addr);
+  }
+
+  /** Puts a segment that existed before the model started (a trace that begins mid-run). */
+  adoptSegment(addr: number, size: number, stream: number, small: boolean): Segment {
+    const block = new Block(addr, size, stream, small, null);
+    const segment = new Segment(addr, size, stream, small, block);
+    block.segment = segment;
+    this.segments.set(addr, segment);
+    this.reserved += size;
+    this.stats.increase(Stat.segment, small, 1);
+    this.stats.increase(Stat.reserved_bytes, small, size);
+    if (size >= this.maxSplit) this.stats.increaseOversize(Stat.oversize_segments);
+    // It was cudaMalloc'd by the same run, before the trace began.
+    this.stats.count('num_device_alloc');
+    this.poolOf(small).blocks.insert(block);
+    return segment;
+  }
+
+  /**
+   * Marks [addr, addr + size) of an adopted segment allocated, as if a request of `requested`
+   * bytes had taken it before the trace began. The range must lie inside one free block.
+   */
+  adoptAllocation(addr: number, size: number, requested: number, tag: number): Block {
+    const segment = this.segmentContaining(addr);
+    if (!segment) throw new Error(`no segment holds address ${addr}`);
+    let block: Block | null = segment.head;
+    while (block && !(block.addr <= addr && addr < block.addr + block.size)) block = block.next;
+    if (!block || block.allocated || addr + size > block.addr + block.size) {
+      throw new Error(`address range ${addr}+${size} is not inside one free block`);
+    }
+    const pool = this.poolOf(segment.small);
+    pool.blocks.delete(block);
+    // Carve off a free block before the range, then let allocFoundBlock split off the rest.
+    if (block.addr < addr) {
+      const before = new Block(block.addr, addr - block.addr, block.stream, block.small, segment);
+      this.linkBefore(before, block);
+      block.addr = addr;
+      block.size -= before.size;
+      pool.blocks.insert(before);
+      this.countNewInactiveSplit(before);
+    }
+    const split = block.size > size;
+    return this.allocFoundBlock(pool, block, size, requested, block.stream, tag, split);
+  }
+
+  private poolOf(small: boolean): BlockPool {
+    return small ? this.small : this.large;
+  }
+
+  private segmentContaining(addr: number): Segment | undefined {
+    for (const segment of this.segments.values()) {
+      if (segment.addr <= addr && addr < segment.addr + segment.size) return segment;
+    }
+    return undefined;
+  }
+
+  private getFreeBlock(pool: BlockPool, size: number, stream: number): Block | null {
+    if (this.gcEnabled) pool.freeBlockCalls++;
+    const block = pool.blocks.lowerBound(stream, size);
+    if (!block || block.stream !== stream) return null;
+    // A request below max_split never takes an oversize block ...
+    if (size < this.maxSplit && block.size >= this.maxSplit) return null;
+    // ... and one at or above it takes a block only when little is wasted.
+    if (size >= this.maxSplit && block.size >= size + this.config.maxNonSplitRounding) return null;
+    pool.blocks.delete(block);
+    return block;
+  }
+
+  private shouldSplit(block: Block, size: number): boolean {
+    const remaining = block.size - size;
+    if (block.small) return remaining >= MIN_BLOCK_SIZE;
+    return size < this.maxSplit && remaining > SMALL_SIZE;
+  }
+
+  private allocFoundBlock(
+    pool: BlockPool,
+    found: Block,
+    size: number,
+    requested: number,
+    stream: number,
+    tag: number,
+    split = this.shouldSplit(found, size),
+  ): Block {
+    const { stats } = this;
+    const small = pool.small;
+    const alreadySplit = found.isSplit();
+    let block = found;
+    if (split) {
+      const remaining = found;
+      block = new Block(remaining.addr, size, stream, small, remaining.segment);
+      this.linkBefore(block, remaining);
+      remaining.addr += size;
+      remaining.size -= size;
+      this.insertFree(pool, remaining);
+      if (alreadySplit) {
+        stats.decrease(Stat.inactive_split_bytes, small, block.size);
+      } else {
+        stats.increase(Stat.inactive_split_bytes, small, remaining.size);
+        stats.increase(Stat.inactive_split, small, 1);
+      }
+    } else if (alreadySplit) {
+      stats.decrease(Stat.inactive_split_bytes, small, block.size);
+      stats.decrease(Stat.inactive_split, small, 1);
+    }
+    block.allocated = true;
+    block.requestedSize = requested;
+    block.tag = tag;
+    this.sink.record(Action.alloc, block.addr, requested, block.stream, tag);
+    stats.increase(Stat.allocation, small, 1);
+    stats.increase(Stat.allocated_bytes, small, block.size);
+    stats.increase(Stat.active, small, 1);
+    stats.increase(Stat.active_bytes, small, block.size);
+    stats.increase(Stat.requested_bytes, small, requested);
+    if (block.size >= this.maxSplit) stats.increaseOversize(Stat.oversize_allocations);
+    return block;
+  }
+
+  /** Links `block` into its segment's list just before `after`. */
+  private linkBefore(block: Block, after: Block): void {
+    block.prev = after.prev;
+    if (block.prev) block.prev.next = block;
+    else block.segment.head = block;
+    block.next = after;
+    after.prev = block;
+  }
+
+  private countNewInactiveSplit(block: Block): void {
+    this.stats.increase(Stat.inactive_split_bytes, block.small, block.size);
+    this.stats.increase(Stat.inactive_split, block.small, 1);
+  }
+
+  private insertFree(pool: BlockPool, block: Block): void {
+    block.gcCountBase = pool.freeBlockCalls;
+    pool.blocks.insert(block);
+  }
+
+  private freeBlock(block: Block): void {
+    const small = block.small;
+    this.sink.record(Action.free_completed, block.addr, block.requestedSize, block.stream, block.tag);
+    const originalSize = block.size;
+    const requested = block.requestedSize;
+    const pool = this.poolOf(small);
+    let netBlocks = 0;
+    let netBytes = 0;
+    // Both neighbours are taken before merging, as PyTorch does.
+    const { next } = block;
+    const mergedPrev = this.tryMerge(pool, block, block.prev);
+    const mergedNext = this.tryMerge(pool, block, next);
+    if (mergedPrev > 0) {
+      netBlocks -= 1;
+      netBytes -= mergedPrev;
+    }
+    if (mergedNext > 0) {
+      netBlocks -= 1;
+      netBytes -= mergedNext;
+    }
+    this.insertFree(pool, block);
+    if (block.isSplit()) {
+      netBlocks += 1;
+      netBytes += block.size;
+    }
+    const { stats } = this;
+    if (netBlocks > 0) stats.increase(Stat.inactive_split, small, netBlocks);
+    else if (netBlocks < 0) stats.decrease(Stat.inactive_split, small, -netBlocks);
+    if (netBytes > 0) stats.increase(Stat.inactive_split_bytes, small, netBytes);
+    else if (netBytes < 0) stats.decrease(Stat.inactive_split_bytes, small, -netBytes);
+    stats.decrease(Stat.active, small, 1);
+    stats.decrease(Stat.active_bytes, small, originalSize);
+    stats.decrease(Stat.requested_bytes, small, requested);
+  }
+
+  /** Merges free neighbour `src` into `dst`; returns the bytes taken over, 0 if not mergeable. */
+  private tryMerge(pool: BlockPool, dst: Block, src: Block | null): number {
+    if (!src || src.allocated) return 0;
+    pool.blocks.delete(src);
+    if (dst.prev === src) {
+      dst.addr = src.addr;
+      dst.prev = src.prev;
+      if (dst.prev) dst.prev.next = dst;
+      else dst.segment.head = dst;
+    } else {
+      dst.next = src.next;
+      if (dst.next) dst.next.prev = dst;
+    }
+    dst.size += src.size;
+    return src.size;
+  }
+
+  /** cudaMalloc of a new segment; null when the memory cap (or the device) is full. */
+  private allocSegment(pool: BlockPool, size: number, stream: number, isRetry: boolean): Block | null {
+    if (isRetry) this.stats.count('num_alloc_retries');
+    if (this.capacity && this.reserved + size > this.capacity.bytes) return null;
+    const addr = this.placement.place(size);
+    const small = pool.small;
+    const block = new Block(addr, size, stream, small, null);
+    const segment = new Segment(addr, size, stream, small, block);
+    block.segment = segment;
+    this.segments.set(addr, segment);
+    this.reserved += size;
+    this.stats.increase(Stat.segment, small, 1);
+    this.stats.increase(Stat.reserved_bytes, small, size);
+    if (size >= this.maxSplit) this.stats.increaseOversize(Stat.oversize_segments);
+    this.stats.count('num_device_alloc');
+    this.sink.record(Action.segment_alloc, addr, size, stream, -1);
+    return block;
+  }
+
+  /** cudaFree of a whole free segment. */
+  private releaseSegment(pool: BlockPool, block: Block): void {
+    this.stats.count('num_device_free');
+    this.sink.record(Action.segment_free, block.addr, block.size, block.stream, -1);
+    this.reserved -= block.size;
+    this.stats.decrease(Stat.segment, block.small, 1);
+    this.stats.decrease(Stat.reserved_bytes, block.small, block.size);
+    if (block.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_segments);
+    pool.blocks.delete(block);
+    this.segments.delete(block.addr);
+    this.placement.release(block.addr);
+  }
+
+  /** Frees oversize cached blocks, only as many as the request needs (max_split_size set only). */
+  private releaseAvailableCachedBlocks(pool: BlockPool, size: number, stream: number): boolean {
+    if (!Number.isFinite(this.maxSplit)) return false;
+    const keySize = Math.max(size, this.maxSplit);
+    const found = pool.blocks.lowerBound(stream, keySize);
+    if (found && found.stream === stream) {
+      this.releaseSegment(pool, found);
+      return true;
+    }
+    // No single block is large enough: free oversize blocks of this stream, largest first.
+    let released = 0;
+    let candidate = pool.blocks.lastBefore(stream, keySize);
+    while (candidate && released < keySize && candidate.size >= this.maxSplit && candidate.stream === stream) {
+      const current = candidate;
+      candidate = pool.blocks.previous(current);
+      released += current.size;
+      this.releaseSegment(pool, current);
+    }
+    return released >= keySize;
+  }
+
+  /** release_cached_blocks: every whole free segment, large pool first, in (stream, size, address) order. */
+  private releaseCachedBlocks(): void {
+    this.stats.count('num_sync_all_streams');
+    for (const pool of [this.large, this.small]) {
+      for (const block of pool.blocks.toArray()) {
+        if (!block.isSplit()) this.releaseSegment(pool, block);
+      }
+    }
+  }
+
+  /** garbage_collect_cached_blocks: frees old unsplit large blocks until reserved is under the threshold. */
+  private garbageCollect(): void {
+    const cap = this.capacity!.bytes;
+    const threshold = Math.floor(this.config.garbageCollectionThreshold * cap);
+    if (this.reserved <= threshold) return;
+    const target = this.reserved - threshold;
+    const pool = this.large;
+    const age = (b: Block): number => pool.freeBlockCalls - b.gcCountBase;
+    let totalAge = 0;
+    let freeable = 0;
+    for (const b of pool.blocks.toArray()) {
+      if (!b.isSplit()) {
+        totalAge += age(b);
+        freeable++;
+      }
+    }
+    if (freeable === 0) return;
+    let reclaimed = 0;
+    let freedOne = true;
+    while (reclaimed < target && freedOne && freeable > 0) {
+      const ageThreshold = totalAge / freeable;
+      freedOne = false;
+      for (const b of pool.blocks.toArray()) {
+        if (!b.isSplit() && age(b) >= ageThreshold) {
+          freedOne = true;
+          reclaimed += b.size;
+          totalAge -= age(b);
+          freeable--;
+          this.releaseSegment(pool, b);
+        }
+      }
+    }
+  }
+
+  private recordOom(size: number, segmentSize: number, stream: number): void {
+    const deviceFree = Math.max(0, this.deviceTotal - this.otherDeviceBytes - this.reserved);
+    this.sink.record(Action.oom, deviceFree, size, stream, -1);
+    this.stats.count('num_ooms');
+    const allocated = this.stats.current(Stat.allocated_bytes);
+    this.lastOom = {
+      size,
+      segmentSize,
+      stream,
+      deviceFree,
+      message: oomMessage({
+        segmentSize,
+        device: this.device,
+        deviceTotal: this.deviceTotal,
+        deviceFree,
+        processBytes: this.reserved + this.otherDeviceBytes,
+        allowed: this.capacity?.kind === 'fraction' ? this.capacity.bytes : undefined,
+        allocated,
+        reserved: this.reserved,
+      }),
+    };
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * What limits cudaMalloc in the model.
+ * - 'fraction': torch.cuda.set_per_process_memory_fraction. A segment fails when reserved + its size
+ *   exceeds `bytes`; garbage_collection_threshold is relative to it (PyTorch runs gc only then).
+ * - 'device': only the device's memory limits; no gc.
+ */
+export interface Capacity {
+  kind: 'fraction' | 'device';
+  bytes: number;
+}
+
+/** total_memory of an NVIDIA H200 as torch.cuda.get_device_properties reports it. */
+export const H200_TOTAL_MEMORY = 150_109_880_320;

@@ -1,0 +1,127 @@
+// memory_stats() counters under PyTorch's names (DeviceStats in CUDACachingAllocator.h).
+// Kept in one Float64Array: the replay updates them several times per event.
+
+/** Stats kept per pool type ("all", "small_pool", "large_pool"), each with current/peak/allocated/freed. */
+export const POOL_STATS = [
+  'allocation',
+  'segment',
+  'active',
+  'inactive_split',
+  'allocated_bytes',
+  'reserved_bytes',
+  'active_bytes',
+  'inactive_split_bytes',
+  'requested_bytes',
+] as const;
+export type PoolStat = (typeof POOL_STATS)[number];
+
+export const enum Stat {
+  allocation = 0,
+  segment = 1,
+  active = 2,
+  inactive_split = 3,
+  allocated_bytes = 4,
+  reserved_bytes = 5,
+  active_bytes = 6,
+  inactive_split_bytes = 7,
+  requested_bytes = 8,
+  oversize_allocations = 9,
+  oversize_segments = 10,
+}
+
+const POOL_TYPES = ['all', 'small_pool', 'large_pool'] as const;
+const FIELDS = ['current', 'peak', 'allocated', 'freed'] as const;
+const COUNTERS = ['num_alloc_retries', 'num_ooms', 'num_sync_all_streams', 'num_device_alloc', 'num_device_free'] as const;
+export type Counter = (typeof COUNTERS)[number];
+
+// Layout: pool stats at ((stat * 3 + poolType) * 4 + field); the two oversize stats after them
+// (one Stat each, no pool types); then the plain counters.
+const POOL_BASE = 0;
+const OVERSIZE_BASE = POOL_STATS.length * 3 * 4;
+const COUNTER_BASE = OVERSIZE_BASE + 2 * 4;
+const LENGTH = COUNTER_BASE + COUNTERS.length;
+
+export class AllocatorStats {
+  readonly values = new Float64Array(LENGTH);
+
+  /** Adds to a pool stat for "all" and for the block's pool. */
+  increase(stat: Stat, small: boolean, amount: number): void {
+    this.bump(POOL_BASE + stat * 12, amount);
+    this.bump(POOL_BASE + stat * 12 + (small ? 4 : 8), amount);
+  }
+
+  decrease(stat: Stat, small: boolean, amount: number): void {
+    this.drop(POOL_BASE + stat * 12, amount);
+    this.drop(POOL_BASE + stat * 12 + (small ? 4 : 8), amount);
+  }
+
+  increaseOversize(stat: Stat.oversize_allocations | Stat.oversize_segments): void {
+    this.bump(OVERSIZE_BASE + (stat - Stat.oversize_allocations) * 4, 1);
+  }
+
+  decreaseOversize(stat: Stat.oversize_allocations | Stat.oversize_segments): void {
+    this.drop(OVERSIZE_BASE + (stat - Stat.oversize_allocations) * 4, 1);
+  }
+
+  count(counter: Counter): void {
+    this.values[COUNTER_BASE + COUNTERS.indexOf(counter)]! += 1;
+  }
+
+  /** A pool stat's current value for "all". */
+  current(stat: Stat): number {
+    return this.values[POOL_BASE + stat * 12]!;
+  }
+
+  counter(counter: Counter): number {
+    return this.values[COUNTER_BASE + COUNTERS.indexOf(counter)]!;
+  }
+
+  /** torch.cuda.reset_peak_memory_stats(): every peak becomes its current value. */
+  resetPeaks(): void {
+    for (let i = 0; i < COUNTER_BASE; i += 4) this.values[i + 1] = this.values[i]!;
+  }
+
+  /** torch.cuda.reset_accumulated_memory_stats(). */
+  resetAccumulated(): void {
+    for (let i = 0; i < COUNTER_BASE; i += 4) {
+      this.values[i + 2] = 0;
+      this.values[i + 3] = 0;
+    }
+    this.values.fill(0, COUNTER_BASE);
+  }
+
+  /** The flat dict torch.cuda.memory_stats() returns, less max_split_size (the allocator adds it). */
+  toRecord(): Record<string, number> {
+    const out: Record<string, number> = {};
+    const v = this.values;
+    POOL_STATS.forEach((name, s) => {
+      POOL_TYPES.forEach((type, t) => {
+        FIELDS.forEach((field, f) => {
+          out[`${name}.${type}.${field}`] = v[POOL_BASE + (s * 3 + t) * 4 + f]!;
+        });
+      });
+    });
+    (['oversize_allocations', 'oversize_segments'] as const).forEach((name, s) => {
+      FIELDS.forEach((field, f) => {
+        out[`${name}.${field}`] = v[OVERSIZE_BASE + s * 4 + f]!;
+      });
+    });
+    COUNTERS.forEach((name, c) => {
+      out[name] = v[COUNTER_BASE + c]!;
+    });
+    return out;
+  }
+
+  private bump(at: number, amount: number): void {
+    const v = this.values;
+    const current = v[at]! + amount;
+    v[at] = current;
+    if (current > v[at + 1]!) v[at + 1] = current;
+    v[at + 2]! += amount;
+  }
+
+  private drop(at: number, amount: number): void {
+    this.values[at]! -= amount;
+    this.values[at + 3]! += amount;
+  }
+}
