@@ -7,7 +7,7 @@ import { H200_TOTAL_MEMORY } from './capacity';
 import { maxSplitSizeStat, type AllocatorConfig } from './config';
 import { ConfigError } from './config-error';
 import { MIN_BLOCK_SIZE, SMALL_SIZE } from './constants';
-import { FreeBlockSet } from './free-block-set';
+import { FreeBlockSet, type OrderedFreeBlocks } from './free-block-set';
 import { oomMessage } from './oom-message';
 import { isSmallSize, roundSize, segmentSizeFor } from './sizes';
 import { AllocatorStats, Stat } from './stats';
@@ -29,6 +29,8 @@ export interface AllocatorOptions {
   otherDeviceBytes?: number;
   device?: number;
   sink?: TraceSink;
+  /** Another ordered-set implementation, for benchmarks that compare them. */
+  freeBlockSet?: () => OrderedFreeBlocks;
 }
 
 export interface OomInfo {
@@ -42,10 +44,12 @@ export interface OomInfo {
 }
 
 class BlockPool {
-  readonly blocks = new FreeBlockSet();
   /** get_free_blocks_call_count: the clock of gc ages. */
   freeBlockCalls = 0;
-  constructor(readonly small: boolean) {}
+  constructor(
+    readonly small: boolean,
+    readonly blocks: OrderedFreeBlocks,
+  ) {}
 }
 
 const NO_SINK: TraceSink = { record() {} };
@@ -57,8 +61,8 @@ export class CachingAllocator {
   readonly segments = new Map<number, Segment>();
   lastOom: OomInfo | null = null;
 
-  private readonly small = new BlockPool(true);
-  private readonly large = new BlockPool(false);
+  private readonly small: BlockPool;
+  private readonly large: BlockPool;
   private readonly placement: SegmentPlacement;
   private readonly capacity: Capacity | undefined;
   private readonly deviceTotal: number;
@@ -86,6 +90,9 @@ export class CachingAllocator {
       );
     }
     this.config = config;
+    const makeSet = options.freeBlockSet ?? (() => new FreeBlockSet());
+    this.small = new BlockPool(true, makeSet());
+    this.large = new BlockPool(false, makeSet());
     this.placement = options.placement;
     this.capacity = options.capacity;
     this.deviceTotal = options.deviceTotal ?? H200_TOTAL_MEMORY;

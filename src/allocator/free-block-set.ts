@@ -6,16 +6,30 @@
 // (B+ tree) on real traces: free sets hold tens to hundreds of blocks, where this is about twice as fast.
 import type { Block } from './block';
 
-const CHUNK = 256;
 
 /** <0, 0, >0 as (stream, size, addr) orders before, equal to, after block b. */
 function compareKey(stream: number, size: number, addr: number, b: Block): number {
   return stream - b.stream || size - b.size || addr - b.addr;
 }
 
-export class FreeBlockSet {
+/** What the allocator needs of an ordered set of free blocks. */
+export interface OrderedFreeBlocks {
+  readonly size: number;
+  insert(block: Block): void;
+  delete(block: Block): void;
+  lowerBound(stream: number, size: number): Block | undefined;
+  lastBefore(stream: number, size: number): Block | undefined;
+  previous(block: Block): Block | undefined;
+  largest(): number;
+  toArray(): Block[];
+}
+
+export class FreeBlockSet implements OrderedFreeBlocks {
   private chunks: Block[][] = [];
   private count = 0;
+
+  /** `chunk`: the target chunk length (chunks split at twice that). Small values only in tests. */
+  constructor(private readonly chunk = 256) {}
 
   get size(): number {
     return this.count;
@@ -33,7 +47,7 @@ export class FreeBlockSet {
     const chunk = chunks[c]!;
     chunk.splice(lowerIndex(chunk, block.stream, block.size, block.addr), 0, block);
     this.count++;
-    if (chunk.length > 2 * CHUNK) chunks.splice(c + 1, 0, chunk.splice(CHUNK));
+    if (chunk.length > 2 * this.chunk) chunks.splice(c + 1, 0, chunk.splice(this.chunk));
   }
 
   delete(block: Block): void {

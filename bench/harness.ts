@@ -1,0 +1,31 @@
+// Small helpers shared by the benchmarks: best-of-N timing and uniform reporting.
+import { join } from 'node:path';
+
+/** npm runs scripts from the project root. */
+export const ROOT = process.cwd();
+
+export function fixture(file: string): string {
+  return join(ROOT, 'tests/fixtures', file);
+}
+
+/** The fastest of `runs` calls, in seconds (the first call also warms the JIT up). */
+export function best(runs: number, fn: () => unknown): number {
+  let fastest = Infinity;
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    fn();
+    fastest = Math.min(fastest, (performance.now() - t0) / 1e3);
+  }
+  return fastest;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)]!;
+}
+
+export function report(title: string, figures: Record<string, string | number>): void {
+  console.log(`\n${title}`);
+  const width = Math.max(...Object.keys(figures).map((k) => k.length));
+  for (const [k, v] of Object.entries(figures)) console.log(`  ${k.padEnd(width)}  ${v}`);
+}

@@ -1,0 +1,9 @@
+// npm run bench: figures and ratios, never pass/fail (performance goals live here, not in tests).
+import { benchCli } from './cli.bench';
+import { benchImport } from './import.bench';
+import { benchReplay } from './replay.bench';
+
+console.log(`splitscope benchmarks: node ${process.version}, ${process.platform}/${process.arch}`);
+benchReplay();
+benchImport();
+benchCli();

@@ -1,0 +1,55 @@
+// Replay throughput: trace events (the model's output events) per second through the allocator model,
+// single-threaded, on the two big reference traces; and the free-block set against two libraries.
+import { readFileSync } from 'node:fs';
+import type { OrderedFreeBlocks } from '../src/allocator/free-block-set';
+import { FreeBlockSet } from '../src/allocator/free-block-set';
+import { recordedConfig } from '../src/trace/recorded-config';
+import { replay } from '../src/trace/replay';
+import { requestStreamFromSnapshot } from '../src/trace/request-stream-from-trace';
+import { decodeSnapshotFile } from '../src/trace/snapshot-file';
+import { BTreeFreeBlocks, SdslFreeBlocks } from './alt-free-block-sets';
+import { best, fixture, report } from './harness';
+
+const TRACES = [
+  { file: 'random-s3__default.pickle.gz', capacity: 6442450944 },
+  { file: 'train_gpt2-n150__default.pickle.gz', capacity: undefined },
+];
+
+const SETS: [string, () => OrderedFreeBlocks][] = [
+  ['chunked sorted list (ours)', () => new FreeBlockSet()],
+  ['@js-sdsl/ordered-set (red-black tree)', () => new SdslFreeBlocks()],
+  ['sorted-btree (B+ tree)', () => new BTreeFreeBlocks()],
+];
+
+export function benchReplay(): void {
+  for (const { file, capacity } of TRACES) {
+    const snapshot = decodeSnapshotFile(readFileSync(fixture(file)));
+    const { config } = recordedConfig(snapshot.allocator_settings);
+    const stream = requestStreamFromSnapshot(snapshot, { config });
+    const opts = {
+      config,
+      addresses: 'recorded' as const,
+      ...(capacity ? { capacity: { kind: 'fraction' as const, bytes: capacity } } : {}),
+    };
+    let events = 0;
+    const seconds = best(7, () => {
+      events = replay(stream, opts).events.length;
+    });
+    report(`replay ${file}`, {
+      requests: stream.length,
+      'trace events': events,
+      'best of 7 (ms)': +(seconds * 1e3).toFixed(1),
+      'events/s (millions)': +(events / seconds / 1e6).toFixed(2),
+      'goal: 5 M events/s': events / seconds >= 5e6 ? 'met' : 'NOT met',
+    });
+    const times = SETS.map(([name, make]) => {
+      const s = best(5, () => replay(stream, { ...opts, freeBlockSet: make }));
+      return [name, s] as const;
+    });
+    const ours = times[0]![1];
+    report(
+      `free-block set, whole replay of ${file} (ms, best of 5; ratio = time / ours)`,
+      Object.fromEntries(times.map(([name, s]) => [name, `${(s * 1e3).toFixed(1)} ms  x${(s / ours).toFixed(2)}`])),
+    );
+  }
+}

@@ -1,0 +1,153 @@
+// splitscope replay|sweep: the allocator model over a PyTorch memory snapshot, from the shell.
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { parseByteSize } from '../allocator/byte-size';
+import type { Capacity } from '../allocator/capacity';
+import { configToString } from '../allocator/config';
+import { ConfigError } from '../allocator/config-error';
+import { formatSize } from '../allocator/format-size';
+import { ImportError } from '../trace/import-error';
+import { replaySnapshot } from '../trace/replay-snapshot';
+import type { AddressModel } from '../trace/replay';
+import type { Snapshot } from '../trace/snapshot';
+import { exportSnapshot } from '../trace/snapshot-export';
+import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot-file';
+import { parseMaxSplitList, sweepMaxSplit, type SweepRow } from '../trace/sweep';
+
+const USAGE = `usage:
+  splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated]
+                         [--empty-cache-at N,...] [--out OUT.json|OUT.pickle] [--json]
+  splitscope sweep FILE --max-split 20,64,128,...,none [--capacity SIZE] [--json]
+
+FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the same structure as JSON.
+--conf      a whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one (default: the recorded config)
+--capacity  a memory cap as set_per_process_memory_fraction sets it: bytes, or e.g. 6GiB, 80GB (default: none)
+--addresses where segments land: as recorded, or placed by the driver model
+            (default: recorded when the config is the recorded one, else simulated)
+--empty-cache-at  run torch.cuda.empty_cache() after these request indices`;
+
+/** A mistake on the command line: exit 2 with the message and a pointer to the usage. */
+class UsageError extends Error {}
+
+function main(argv: string[]): number {
+  const [command, ...rest] = argv;
+  if (!command || command === '--help' || command === '-h' || command === 'help') {
+    console.log(USAGE);
+    return command ? 0 : 2;
+  }
+  if (command !== 'replay' && command !== 'sweep') throw new UsageError(`unknown command '${command}'`);
+  const { values, positionals } = parseArgs({
+    args: rest,
+    allowPositionals: true,
+    options: {
+      conf: { type: 'string' },
+      capacity: { type: 'string' },
+      addresses: { type: 'string' },
+      out: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      'max-split': { type: 'string' },
+      'empty-cache-at': { type: 'string' },
+    },
+  });
+  if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
+  const file = positionals[0]!;
+  const capacity: Capacity | undefined =
+    values.capacity !== undefined ? { kind: 'fraction', bytes: parseByteSize(values.capacity) } : undefined;
+  const snapshot = load(file);
+  if (command === 'sweep') {
+    if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none');
+    const rows = sweepMaxSplit(snapshot, parseMaxSplitList(values['max-split']), capacity ? { capacity } : {});
+    console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
+    return 0;
+  }
+  if (values.addresses !== undefined && values.addresses !== 'recorded' && values.addresses !== 'simulated') {
+    throw new UsageError(`--addresses must be recorded or simulated, not '${values.addresses}'`);
+  }
+  const emptyCacheAfter = values['empty-cache-at']?.split(',').map((s) => {
+    if (!/^\d+$/.test(s.trim())) throw new UsageError(`--empty-cache-at takes request indices, not '${s}'`);
+    return Number(s);
+  });
+  const run = replaySnapshot(snapshot, {
+    ...(values.conf !== undefined ? { conf: values.conf } : {}),
+    ...(capacity ? { capacity } : {}),
+    ...(values.addresses ? { addresses: values.addresses as AddressModel } : {}),
+    ...(emptyCacheAfter ? { emptyCacheAfter } : {}),
+  });
+  const { result } = run;
+  if (values.out) {
+    const format = /\.json$/i.test(values.out) ? 'json' : 'pickle';
+    const exported = exportSnapshot(result, run.stream, { config: run.config, sourceTrace: snapshot.device_traces[0] ?? [] });
+    writeFileSync(values.out, encodeSnapshotFile(exported, format));
+  }
+  const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message }));
+  if (values.json) {
+    for (const note of run.notes) console.error(`note: ${note}`);
+    console.log(JSON.stringify({ stats: result.stats, ooms }));
+    return 0;
+  }
+  console.log(`config:    ${configToString(run.config) || '(defaults)'}${run.config === run.recorded ? ' (as recorded)' : ''}`);
+  console.log(`capacity:  ${capacity ? `${formatSize(capacity.bytes)} (memory fraction cap)` : 'none'}`);
+  console.log(`addresses: ${run.addresses}`);
+  console.log(`requests:  ${run.stream.length}   trace events: ${result.events.length}`);
+  for (const note of run.notes) console.log(`note: ${note}`);
+  for (const o of ooms) console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
+  console.log(statsTable(result.stats));
+  if (values.out) console.log(`wrote ${values.out}`);
+  return 0;
+}
+
+function load(file: string): Snapshot {
+  let bytes: Uint8Array;
+  try {
+    if (statSync(file).isDirectory()) throw new UsageError(`${file} is a directory, not a snapshot file`);
+    bytes = readFileSync(file);
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  return decodeSnapshotFile(bytes);
+}
+
+function statsTable(stats: Record<string, number>): string {
+  const keys = Object.keys(stats).filter((k) => !k.includes('.small_pool.') && !k.includes('.large_pool.'));
+  const width = Math.max(...keys.map((k) => k.length));
+  return keys
+    .map((k) => {
+      const v = stats[k]!;
+      const pretty = k.includes('bytes') || k === 'max_split_size' ? (v >= 0 ? `  (${formatSize(v)})` : '') : '';
+      return `  ${k.padEnd(width)}  ${String(v).padStart(14)}${pretty}`;
+    })
+    .join('\n');
+}
+
+function sweepTable(rows: SweepRow[]): string {
+  const header = ['max_split_mb', 'peak reserved', 'peak allocated', 'OOMs', 'retries', 'dev allocs', 'dev frees', 'largest free@peak', 'frag@peak'];
+  const lines = rows.map((r) => [
+    r.max_split_size_mb === null ? 'none' : String(r.max_split_size_mb),
+    formatSize(r['reserved_bytes.all.peak']),
+    formatSize(r['allocated_bytes.all.peak']),
+    String(r.num_ooms),
+    String(r.num_alloc_retries),
+    String(r.num_device_alloc),
+    String(r.num_device_free),
+    formatSize(r.largest_free_block_at_peak),
+    r.fragmentation_at_peak.toFixed(3),
+  ]);
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  return [header, ...lines].map((l) => l.map((c, i) => c.padStart(widths[i]!)).join('  ')).join('\n');
+}
+
+try {
+  process.exitCode = main(process.argv.slice(2));
+} catch (e) {
+  if (e instanceof UsageError || (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))) {
+    console.error(`splitscope: ${e.message}\nRun 'splitscope --help' for usage.`);
+    process.exitCode = 2;
+  } else if (e instanceof ImportError || e instanceof ConfigError) {
+    console.error(`splitscope: ${e.message}`);
+    process.exitCode = 1;
+  } else {
+    console.error(`splitscope: internal error: ${(e as Error).message}`);
+    process.exitCode = 70;
+  }
+}

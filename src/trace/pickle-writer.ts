@@ -1,0 +1,319 @@
+// A pickle writer (protocol 4, no FRAME opcodes: they are optional) for the plain data
+// splitscope exports: snapshots that torch.cuda.memory and pytorch.org/memory_viz can load.
+// Like Python's pickler it memoizes, so a frame list shared by a hundred thousand trace
+// entries, or a file name in every frame, is written once and referenced after that.
+
+import type { PickleValue } from './pickle-reader';
+
+/** A Python tuple. Arrays are written as lists; wrap an array in this to get a tuple. */
+export class PickleTuple {
+  constructor(readonly items: readonly PickleWritable[]) {}
+}
+
+export function tuple(...items: PickleWritable[]): PickleTuple {
+  return new PickleTuple(items);
+}
+
+/** What writePickle accepts: PickleValue plus tuples; `undefined` dict values are skipped. */
+export type PickleWritable =
+  | PickleValue
+  | undefined
+  | PickleTuple
+  | readonly PickleWritable[]
+  | { readonly [key: string]: PickleWritable };
+
+const MARK = 0x28;
+const STOP = 0x2e;
+const BININT = 0x4a;
+const BININT1 = 0x4b;
+const BININT2 = 0x4d;
+const NONE = 0x4e;
+const BINUNICODE = 0x58;
+const APPEND = 0x61;
+const EMPTY_DICT = 0x7d;
+const APPENDS = 0x65;
+const BINGET = 0x68;
+const LONG_BINGET = 0x6a;
+const EMPTY_LIST = 0x5d;
+const TUPLE = 0x74;
+const EMPTY_TUPLE = 0x29;
+const SETITEMS = 0x75;
+const BINFLOAT = 0x47;
+const PROTO = 0x80;
+const TUPLE1 = 0x85;
+const TUPLE2 = 0x86;
+const TUPLE3 = 0x87;
+const NEWTRUE = 0x88;
+const NEWFALSE = 0x89;
+const LONG1 = 0x8a;
+const LONG4 = 0x8b;
+const BINBYTES = 0x42;
+const SHORT_BINBYTES = 0x43;
+const SHORT_BINUNICODE = 0x8c;
+const BINUNICODE8 = 0x8d;
+const BINBYTES8 = 0x8e;
+const MEMOIZE = 0x94;
+
+/** Python's pickler batches APPENDS and SETITEMS by this many items. */
+const BATCH = 1000;
+/** Deeper nesting than this is almost surely a cycle through arrays the memo cannot see. */
+const MAX_DEPTH = 5000;
+
+const encoder = new TextEncoder();
+
+class PickleOutput {
+  buf = new Uint8Array(1 << 16);
+  view = new DataView(this.buf.buffer);
+  pos = 0;
+  /** Strings by value and containers by identity, to the memo index they were stored at. */
+  readonly strings = new Map<string, number>();
+  readonly objects = new Map<object, number>();
+  memoCount = 0;
+
+  reserve(k: number): void {
+    if (this.pos + k <= this.buf.length) return;
+    let size = this.buf.length * 2;
+    while (size < this.pos + k) size *= 2;
+    const next = new Uint8Array(size);
+    next.set(this.buf.subarray(0, this.pos));
+    this.buf = next;
+    this.view = new DataView(next.buffer);
+  }
+
+  byte(v: number): void {
+    this.reserve(1);
+    this.buf[this.pos++] = v;
+  }
+
+  memoize(): number {
+    this.byte(MEMOIZE);
+    return this.memoCount++;
+  }
+
+  get(index: number): void {
+    this.reserve(5);
+    if (index < 256) {
+      this.buf[this.pos++] = BINGET;
+      this.buf[this.pos++] = index;
+    } else {
+      this.buf[this.pos++] = LONG_BINGET;
+      this.view.setUint32(this.pos, index, true);
+      this.pos += 4;
+    }
+  }
+
+  int(v: number): void {
+    this.reserve(10);
+    const b = this.buf;
+    if (v >= 0 && v < 256) {
+      b[this.pos++] = BININT1;
+      b[this.pos++] = v;
+    } else if (v >= 0 && v < 65536) {
+      b[this.pos++] = BININT2;
+      b[this.pos++] = v & 0xff;
+      b[this.pos++] = v >>> 8;
+    } else if (v >= -0x80000000 && v <= 0x7fffffff) {
+      b[this.pos++] = BININT;
+      this.view.setInt32(this.pos, v, true);
+      this.pos += 4;
+    } else if (v > 0 && v <= Number.MAX_SAFE_INTEGER) {
+      // LONG1: little-endian, minimal length, with a zero byte if the top bit is set.
+      b[this.pos++] = LONG1;
+      const lenAt = this.pos++;
+      let x = v;
+      let len = 0;
+      let last = 0;
+      while (x > 0) {
+        last = x % 256;
+        b[this.pos++] = last;
+        x = (x - last) / 256;
+        len++;
+      }
+      if (last & 0x80) {
+        b[this.pos++] = 0;
+        len++;
+      }
+      b[lenAt] = len;
+    } else {
+      this.bigint(BigInt(v));
+    }
+  }
+
+  bigint(v: bigint): void {
+    if (v >= -0x80000000n && v <= 0x7fffffffn) return this.int(Number(v));
+    // Two's complement in the fewest bytes that keep the sign, as Python's encode_long.
+    let len = 1;
+    while (v >= 1n << BigInt(len * 8 - 1) || v < -(1n << BigInt(len * 8 - 1))) len++;
+    let u = v < 0n ? v + (1n << BigInt(len * 8)) : v;
+    this.reserve(len + 5);
+    if (len < 256) {
+      this.buf[this.pos++] = LONG1;
+      this.buf[this.pos++] = len;
+    } else {
+      this.buf[this.pos++] = LONG4;
+      this.view.setInt32(this.pos, len, true);
+      this.pos += 4;
+    }
+    for (let i = 0; i < len; i++) {
+      this.buf[this.pos++] = Number(u & 0xffn);
+      u >>= 8n;
+    }
+  }
+
+  float(v: number): void {
+    this.reserve(9);
+    this.buf[this.pos++] = BINFLOAT;
+    this.view.setFloat64(this.pos, v, false);
+    this.pos += 8;
+  }
+
+  string(s: string): void {
+    const seen = this.strings.get(s);
+    if (seen !== undefined) return this.get(seen);
+    const n = s.length;
+    // ASCII is nearly everything in a snapshot: write it directly; otherwise encode.
+    let ascii = n < 256;
+    if (ascii) {
+      for (let i = 0; i < n; i++) {
+        if (s.charCodeAt(i) > 0x7f) {
+          ascii = false;
+          break;
+        }
+      }
+    }
+    if (ascii) {
+      this.reserve(n + 2);
+      const b = this.buf;
+      b[this.pos++] = SHORT_BINUNICODE;
+      b[this.pos++] = n;
+      for (let i = 0; i < n; i++) b[this.pos++] = s.charCodeAt(i);
+    } else {
+      // Lone surrogates become U+FFFD here; Python would write them with surrogatepass.
+      const bytes = encoder.encode(s);
+      const len = bytes.length;
+      this.reserve(len + 9);
+      if (len < 256) {
+        this.buf[this.pos++] = SHORT_BINUNICODE;
+        this.buf[this.pos++] = len;
+      } else if (len <= 0xffffffff) {
+        this.buf[this.pos++] = BINUNICODE;
+        this.view.setUint32(this.pos, len, true);
+        this.pos += 4;
+      } else {
+        this.buf[this.pos++] = BINUNICODE8;
+        this.view.setUint32(this.pos, len % 4294967296, true);
+        this.view.setUint32(this.pos + 4, Math.floor(len / 4294967296), true);
+        this.pos += 8;
+      }
+      this.buf.set(bytes, this.pos);
+      this.pos += len;
+    }
+    this.strings.set(s, this.memoize());
+  }
+
+  bytes(v: Uint8Array): void {
+    const len = v.length;
+    this.reserve(len + 9);
+    if (len < 256) {
+      this.buf[this.pos++] = SHORT_BINBYTES;
+      this.buf[this.pos++] = len;
+    } else if (len <= 0xffffffff) {
+      this.buf[this.pos++] = BINBYTES;
+      this.view.setUint32(this.pos, len, true);
+      this.pos += 4;
+    } else {
+      this.buf[this.pos++] = BINBYTES8;
+      this.view.setUint32(this.pos, len % 4294967296, true);
+      this.view.setUint32(this.pos + 4, Math.floor(len / 4294967296), true);
+      this.pos += 8;
+    }
+    this.buf.set(v, this.pos);
+    this.pos += len;
+  }
+
+  value(v: PickleWritable, depth: number): void {
+    switch (typeof v) {
+      case 'string':
+        return this.string(v);
+      case 'number':
+        return Number.isInteger(v) ? this.int(v) : this.float(v);
+      case 'boolean':
+        return this.byte(v ? NEWTRUE : NEWFALSE);
+      case 'bigint':
+        return this.bigint(v);
+      case 'undefined':
+        return this.byte(NONE);
+      case 'object':
+        break;
+      default:
+        throw new TypeError(`writePickle: cannot write a ${typeof v}`);
+    }
+    if (v === null) return this.byte(NONE);
+    if (depth > MAX_DEPTH) throw new RangeError(`writePickle: nested deeper than ${MAX_DEPTH}`);
+    const seen = this.objects.get(v);
+    if (seen !== undefined) return this.get(seen);
+    if (v instanceof Uint8Array) return this.bytes(v);
+    if (v instanceof PickleTuple) return this.tuple(v.items, depth);
+    if (Array.isArray(v)) return this.list(v as readonly PickleWritable[], depth);
+    return this.dict(v as { readonly [key: string]: PickleWritable }, depth);
+  }
+
+  tuple(items: readonly PickleWritable[], depth: number): void {
+    const n = items.length;
+    if (n === 0) return this.byte(EMPTY_TUPLE);
+    if (n > 3) this.byte(MARK);
+    for (let i = 0; i < n; i++) this.value(items[i], depth + 1);
+    this.byte(n === 1 ? TUPLE1 : n === 2 ? TUPLE2 : n === 3 ? TUPLE3 : TUPLE);
+  }
+
+  list(items: readonly PickleWritable[], depth: number): void {
+    this.byte(EMPTY_LIST);
+    // Memoized before the items, as Python does, so a list that contains itself works.
+    this.objects.set(items, this.memoize());
+    const n = items.length;
+    if (n === 1) {
+      this.value(items[0], depth + 1);
+      this.byte(APPEND);
+      return;
+    }
+    for (let start = 0; start < n; start += BATCH) {
+      const end = Math.min(n, start + BATCH);
+      this.byte(MARK);
+      for (let i = start; i < end; i++) this.value(items[i], depth + 1);
+      this.byte(APPENDS);
+    }
+  }
+
+  dict(d: { readonly [key: string]: PickleWritable }, depth: number): void {
+    this.byte(EMPTY_DICT);
+    this.objects.set(d, this.memoize());
+    let inBatch = 0;
+    for (const key in d) {
+      if (!Object.prototype.hasOwnProperty.call(d, key)) continue;
+      const v = d[key];
+      if (v === undefined) continue; // as JSON.stringify does
+      if (inBatch === 0) this.byte(MARK);
+      this.string(key);
+      this.value(v, depth + 1);
+      if (++inBatch === BATCH) {
+        this.byte(SETITEMS);
+        inBatch = 0;
+      }
+    }
+    if (inBatch > 0) this.byte(SETITEMS);
+  }
+}
+
+/**
+ * Writes `value` as a protocol-4 pickle that Python's pickle.loads reads back: null and
+ * undefined -> None, integers -> int (bigint too), other numbers -> float, string -> str,
+ * Uint8Array -> bytes, arrays -> list, PickleTuple -> tuple, plain objects -> dict.
+ */
+export function writePickle(value: PickleWritable): Uint8Array {
+  const out = new PickleOutput();
+  out.byte(PROTO);
+  out.byte(4);
+  out.value(value, 0);
+  out.byte(STOP);
+  return out.buf.slice(0, out.pos);
+}

@@ -1,0 +1,69 @@
+// "What if this recording had run under that config?": the recorded config, the chosen one,
+// the address model that fits, and the replay, in one call shared by the CLI, the worker and tests.
+import type { Capacity } from '../allocator/capacity';
+import { sameDecisions, type AllocatorConfig } from '../allocator/config';
+import { parseAllocConf } from '../allocator/config-parser';
+import { recordedConfig } from './recorded-config';
+import { replay, type AddressModel, type ReplayResult } from './replay';
+import type { RequestStream } from './request-stream';
+import { requestStreamFromSnapshot } from './request-stream-from-trace';
+import type { Snapshot } from './snapshot';
+
+export interface SnapshotReplayOptions {
+  /** A whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one; keys it omits take defaults. */
+  conf?: string;
+  capacity?: Capacity;
+  /** Default: 'recorded' when the config makes the recorded decisions, else 'simulated'. */
+  addresses?: AddressModel;
+  device?: number;
+  emptyCacheAfter?: readonly number[];
+  /** A stream already built from this snapshot (saves rebuilding it for every setting of a sweep). */
+  stream?: RequestStream;
+}
+
+export interface SnapshotReplay {
+  result: ReplayResult;
+  stream: RequestStream;
+  config: AllocatorConfig;
+  recorded: AllocatorConfig;
+  addresses: AddressModel;
+  /** Things the user should know about this replay (assumptions, parser warnings, divergences). */
+  notes: string[];
+}
+
+export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOptions = {}): SnapshotReplay {
+  const recorded = recordedConfig(snapshot.allocator_settings);
+  const notes: string[] = [];
+  let config = recorded.config;
+  if (options.conf !== undefined) {
+    const parsed = parseAllocConf(options.conf);
+    config = parsed.config;
+    notes.push(...parsed.warnings);
+  }
+  const stream =
+    options.stream ?? requestStreamFromSnapshot(snapshot, { device: options.device ?? 0, config: recorded.config });
+  notes.push(...stream.notes);
+  const addresses = options.addresses ?? (sameDecisions(config, recorded.config) ? 'recorded' : 'simulated');
+  if (config.garbageCollectionThreshold > 0 && options.capacity?.kind !== 'fraction') {
+    notes.push(
+      'garbage_collection_threshold has no effect without a memory cap (PyTorch runs gc only under ' +
+        'set_per_process_memory_fraction); give a capacity to see it work.',
+    );
+  }
+  const result = replay(stream, {
+    config,
+    addresses,
+    ...(options.capacity ? { capacity: options.capacity } : {}),
+    ...(options.device !== undefined ? { device: options.device } : {}),
+    ...(options.emptyCacheAfter ? { emptyCacheAfter: options.emptyCacheAfter } : {}),
+  });
+  if (result.divergences.length > 0) {
+    const first = result.divergences[0]!;
+    notes.push(
+      `The recording never made ${result.divergences.length} of the segments this replay needed ` +
+        `(first at request ${first.request}, ${first.size} bytes): those were placed by the driver model. ` +
+        'The usual reason is a memory cap in the recording that was not given (--capacity).',
+    );
+  }
+  return { result, stream, config, recorded: recorded.config, addresses, notes };
+}

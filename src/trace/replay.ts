@@ -1,0 +1,143 @@
+// Replay: a request stream through the allocator model under one config and one device model.
+import { CachingAllocator, type AllocatorOptions } from '../allocator/caching-allocator';
+import type { Block } from '../allocator/block';
+import type { Capacity } from '../allocator/capacity';
+import type { AllocatorConfig } from '../allocator/config';
+import { DriverPlacement, inferRegionTop } from '../allocator/driver-placement';
+import { Stat } from '../allocator/stats';
+import { EventLog } from './event-log';
+import { RecordedPlacement, type FallbackPlacement } from './recorded-placement';
+import { RequestKind, type RequestStream } from './request-stream';
+
+export type AddressModel = 'recorded' | 'simulated';
+
+export interface ReplayOptions {
+  config: AllocatorConfig;
+  capacity?: Capacity;
+  /** 'recorded': segments land where the recording put them; 'simulated': the driver placement model. */
+  addresses?: AddressModel;
+  /** Top of the driver's first region (default: inferred from the recording, else a typical one). */
+  regionTop?: number;
+  deviceTotal?: number;
+  device?: number;
+  /** Request indices after which torch.cuda.empty_cache() runs. */
+  emptyCacheAfter?: readonly number[];
+  /** Another ordered-set implementation for the allocator's free blocks (benchmarks). */
+  freeBlockSet?: AllocatorOptions['freeBlockSet'];
+}
+
+export interface ReplayOom {
+  /** Index of the request that failed. */
+  request: number;
+  /** Rounded size, as PyTorch's oom trace event has it. */
+  size: number;
+  message: string;
+}
+
+/** A recorded-address replay that had to place a segment itself. */
+export interface ReplayDivergence {
+  request: number;
+  size: number;
+  addr: number;
+}
+
+/** Per-request values after each request, for timelines. */
+export interface ReplaySeries {
+  allocated: Float64Array;
+  reserved: Float64Array;
+  active: Float64Array;
+}
+
+/** The moment reserved memory peaked (after the request that raised it). */
+export interface PeakMoment {
+  request: number;
+  reserved: number;
+  allocated: number;
+  largestFreeBlock: number;
+}
+
+export interface ReplayResult {
+  allocator: CachingAllocator;
+  atPeak: PeakMoment;
+  events: EventLog;
+  stats: Record<string, number>;
+  ooms: ReplayOom[];
+  divergences: ReplayDivergence[];
+  series: ReplaySeries;
+  /** Live blocks at the end by request id. */
+  liveBlocks: (Block | null)[];
+}
+
+export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
+  const events = new EventLog();
+  const divergences: ReplayDivergence[] = [];
+  const regionTop =
+    options.regionTop ?? inferRegionTop(stream.recordedSegments, stream.initialSegments) ?? undefined;
+  const driver = new DriverPlacement(regionTop !== undefined ? { regionTop } : {});
+  const placement: FallbackPlacement =
+    options.addresses === 'recorded'
+      ? new RecordedPlacement(stream.recordedSegments, driver, ({ size, addr }) =>
+          divergences.push({ request: events.currentRequest, size, addr }),
+        )
+      : driver;
+
+  const allocator = new CachingAllocator({
+    config: options.config,
+    placement,
+    ...(options.capacity ? { capacity: options.capacity } : {}),
+    ...(options.deviceTotal !== undefined ? { deviceTotal: options.deviceTotal } : {}),
+    ...(options.device !== undefined ? { device: options.device } : {}),
+    ...(options.freeBlockSet ? { freeBlockSet: options.freeBlockSet } : {}),
+  });
+  const blocks: (Block | null)[] = new Array<Block | null>(stream.idCount).fill(null);
+
+  // State from before the trace began; it records no events.
+  for (const s of stream.initialSegments) {
+    placement.occupy(s.addr, s.size);
+    allocator.adoptSegment(s.addr, s.size, s.stream, s.small);
+  }
+  for (const b of [...stream.initialBlocks].sort((x, y) => x.addr - y.addr)) {
+    blocks[b.id] = allocator.adoptAllocation(b.addr, b.size, b.requested, b.id);
+  }
+  allocator.sink = events;
+
+  const n = stream.length;
+  const series: ReplaySeries = {
+    allocated: new Float64Array(n),
+    reserved: new Float64Array(n),
+    active: new Float64Array(n),
+  };
+  const ooms: ReplayOom[] = [];
+  const emptyCacheAfter = new Set(options.emptyCacheAfter ?? []);
+  const { kind, id, size, stream: streams } = stream;
+  const stats = allocator.stats;
+  const atPeak: PeakMoment = { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 };
+  for (let i = 0; i < n; i++) {
+    events.currentRequest = i;
+    const blockId = id[i]!;
+    if (kind[i] === RequestKind.alloc) {
+      const block = allocator.malloc(size[i]!, streams[i]!, blockId);
+      if (block) blocks[blockId] = block;
+      else ooms.push({ request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message });
+    } else {
+      const block = blocks[blockId];
+      // No block: its alloc failed in this replay, so the program never got a tensor to free.
+      if (block) {
+        allocator.free(block);
+        blocks[blockId] = null;
+      }
+    }
+    if (emptyCacheAfter.size > 0 && emptyCacheAfter.has(i)) allocator.emptyCache();
+    const reserved = allocator.reservedBytes;
+    series.allocated[i] = stats.current(Stat.allocated_bytes);
+    series.reserved[i] = reserved;
+    series.active[i] = stats.current(Stat.active_bytes);
+    if (reserved > atPeak.reserved) {
+      atPeak.request = i;
+      atPeak.reserved = reserved;
+      atPeak.allocated = series.allocated[i]!;
+      atPeak.largestFreeBlock = allocator.largestFreeBlock();
+    }
+  }
+  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, series, liveBlocks: blocks };
+}

@@ -1,0 +1,120 @@
+// The program's side of a run: alloc(id, size, stream) and free(id), with nothing the allocator decided.
+// Replaying it under another config asks "what would the allocator have done with these requests?".
+
+export const enum RequestKind {
+  alloc = 0,
+  free = 1,
+}
+
+/** A segment (and its live blocks) that existed before the first request: a trace that begins mid-run. */
+export interface InitialSegment {
+  addr: number;
+  size: number;
+  stream: number;
+  small: boolean;
+}
+
+export interface InitialBlock {
+  id: number;
+  addr: number;
+  /** Block size; exact when the final snapshot shows it, else inferred (see request-stream-from-trace.ts). */
+  size: number;
+  requested: number;
+  stream: number;
+}
+
+export interface RequestStream {
+  length: number;
+  kind: Uint8Array;
+  /** The logical block id each request concerns. */
+  id: Int32Array;
+  /** Bytes requested (for a free: the bytes its alloc requested). */
+  size: Float64Array;
+  stream: Float64Array;
+  /** For each request, the index of the source event it came from (-1 if synthetic), e.g. for stack frames. */
+  source: Int32Array;
+  /** Number of logical ids; ids are 0..idCount-1. */
+  idCount: number;
+  /** Ids whose alloc failed with OOM in the recording (they never existed there). */
+  failedInRecording: Set<number>;
+  initialSegments: InitialSegment[];
+  initialBlocks: InitialBlock[];
+  /** The recording's cudaMalloc calls in order (empty for generated workloads). */
+  recordedSegments: { addr: number; size: number }[];
+  /** What building the stream had to assume, in words for the user. */
+  notes: string[];
+}
+
+/** Appends requests to growable columns; `finish()` trims them into a RequestStream. */
+export class RequestStreamBuilder {
+  private n = 0;
+  private kind = new Uint8Array(1024);
+  private id = new Int32Array(1024);
+  private size = new Float64Array(1024);
+  private stream = new Float64Array(1024);
+  private source = new Int32Array(1024);
+  idCount = 0;
+
+  get length(): number {
+    return this.n;
+  }
+
+  newId(): number {
+    return this.idCount++;
+  }
+
+  alloc(id: number, size: number, stream: number, source = -1): void {
+    this.push(RequestKind.alloc, id, size, stream, source);
+  }
+
+  free(id: number, size: number, stream: number, source = -1): void {
+    this.push(RequestKind.free, id, size, stream, source);
+  }
+
+  finish(extra: Partial<Omit<RequestStream, 'length' | 'kind' | 'id' | 'size' | 'stream' | 'source' | 'idCount'>> = {}): RequestStream {
+    const n = this.n;
+    return {
+      length: n,
+      kind: this.kind.slice(0, n),
+      id: this.id.slice(0, n),
+      size: this.size.slice(0, n),
+      stream: this.stream.slice(0, n),
+      source: this.source.slice(0, n),
+      idCount: this.idCount,
+      failedInRecording: extra.failedInRecording ?? new Set(),
+      initialSegments: extra.initialSegments ?? [],
+      initialBlocks: extra.initialBlocks ?? [],
+      recordedSegments: extra.recordedSegments ?? [],
+      notes: extra.notes ?? [],
+    };
+  }
+
+  private push(kind: RequestKind, id: number, size: number, stream: number, source: number): void {
+    if (this.n === this.kind.length) this.grow();
+    const i = this.n++;
+    this.kind[i] = kind;
+    this.id[i] = id;
+    this.size[i] = size;
+    this.stream[i] = stream;
+    this.source[i] = source;
+  }
+
+  private grow(): void {
+    const n = this.kind.length * 2;
+    const k = new Uint8Array(n);
+    k.set(this.kind);
+    this.kind = k;
+    const id = new Int32Array(n);
+    id.set(this.id);
+    this.id = id;
+    const size = new Float64Array(n);
+    size.set(this.size);
+    this.size = size;
+    const stream = new Float64Array(n);
+    stream.set(this.stream);
+    this.stream = stream;
+    const source = new Int32Array(n);
+    source.set(this.source);
+    this.source = source;
+  }
+}

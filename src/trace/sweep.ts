@@ -1,0 +1,65 @@
+// One replay per max_split_size setting: where OOMs vanish, what it costs in reserved memory and churn.
+import type { Capacity } from '../allocator/capacity';
+import { MiB } from '../allocator/constants';
+import { replaySnapshot } from './replay-snapshot';
+import type { RequestStream } from './request-stream';
+import type { Snapshot } from './snapshot';
+import { configToString } from '../allocator/config';
+import { recordedConfig } from './recorded-config';
+
+export interface SweepRow {
+  /** max_split_size_mb, or null for unlimited. */
+  max_split_size_mb: number | null;
+  conf: string;
+  'reserved_bytes.all.peak': number;
+  'allocated_bytes.all.peak': number;
+  num_ooms: number;
+  num_alloc_retries: number;
+  num_device_alloc: number;
+  num_device_free: number;
+  /** Largest cached free block when reserved memory peaked. */
+  largest_free_block_at_peak: number;
+  /** (reserved - allocated) / reserved when reserved memory peaked. */
+  fragmentation_at_peak: number;
+}
+
+/** Parses "20,64,128,none" into MiB values (null = unlimited). */
+export function parseMaxSplitList(text: string): (number | null)[] {
+  return text.split(',').map((part) => {
+    const t = part.trim().toLowerCase();
+    if (t === 'none' || t === 'unlimited' || t === 'inf') return null;
+    if (!/^\d+$/.test(t)) throw new Error(`'${part}' is not a max_split_size_mb value: use whole MiB or none.`);
+    return Number(t);
+  });
+}
+
+export function sweepMaxSplit(
+  snapshot: Snapshot,
+  values: readonly (number | null)[],
+  options: { capacity?: Capacity; stream?: RequestStream } = {},
+): SweepRow[] {
+  const base = recordedConfig(snapshot.allocator_settings).config;
+  let stream = options.stream;
+  return values.map((mb) => {
+    const conf = configToString({ ...base, maxSplitSize: mb === null ? Infinity : mb * MiB });
+    const run = replaySnapshot(snapshot, {
+      conf,
+      ...(options.capacity ? { capacity: options.capacity } : {}),
+      ...(stream ? { stream } : {}),
+    });
+    stream = run.stream;
+    const { stats, atPeak } = run.result;
+    return {
+      max_split_size_mb: mb,
+      conf,
+      'reserved_bytes.all.peak': stats['reserved_bytes.all.peak']!,
+      'allocated_bytes.all.peak': stats['allocated_bytes.all.peak']!,
+      num_ooms: stats['num_ooms']!,
+      num_alloc_retries: stats['num_alloc_retries']!,
+      num_device_alloc: stats['num_device_alloc']!,
+      num_device_free: stats['num_device_free']!,
+      largest_free_block_at_peak: atPeak.largestFreeBlock,
+      fragmentation_at_peak: atPeak.reserved > 0 ? (atPeak.reserved - atPeak.allocated) / atPeak.reserved : 0,
+    };
+  });
+}

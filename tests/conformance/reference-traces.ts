@@ -1,0 +1,32 @@
+// The reference traces in tests/fixtures (real PyTorch 2.11 snapshots from an H200) and their manifest.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Capacity } from '../../src/allocator/capacity';
+import type { Snapshot } from '../../src/trace/snapshot';
+import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
+
+export const FIXTURES = join(__dirname, '../fixtures');
+
+export interface ManifestTrace {
+  file: string;
+  workload: string;
+  seed?: number;
+  conf: string;
+  allowed_memory_maximum: number | null;
+  device_total: number | null;
+  requests: number | null;
+  ooms: number | null;
+  trace_events: number;
+  stats_at_end: Record<string, number>;
+}
+
+export const MANIFEST: ManifestTrace[] = JSON.parse(readFileSync(join(FIXTURES, 'MANIFEST.json'), 'utf8')).traces;
+
+export function loadTrace(file: string): Snapshot {
+  return decodeSnapshotFile(readFileSync(join(FIXTURES, file)));
+}
+
+/** The cap the recording ran under (set_per_process_memory_fraction), if any. */
+export function capacityOf(trace: ManifestTrace): Capacity | undefined {
+  return trace.allowed_memory_maximum ? { kind: 'fraction', bytes: trace.allowed_memory_maximum } : undefined;
+}

@@ -1,0 +1,34 @@
+// What-if accuracy: the default-config recording of a workload, replayed under another config with the
+// driver placement model, predicts the recording made under that config.
+import { describe, expect, test } from 'vitest';
+import { replaySnapshot } from '../../src/trace/replay-snapshot';
+import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
+
+for (const workload of ['random-s1', 'transformer-s1']) {
+  describe(`${workload}: default recording replayed under other configs`, () => {
+    const base = MANIFEST.find((t) => t.file === `${workload}__default.pickle.gz`)!;
+    const others = MANIFEST.filter(
+      (t) => t.file.startsWith(`${workload}__`) && t !== base && !t.conf.includes('expandable_segments'),
+    );
+    const snapshot = loadTrace(base.file);
+    const capacity = capacityOf(base)!;
+    let exactDeviceCounts = 0;
+
+    test.each(others.map((t) => [t.conf, t] as const))('%s', (conf, target) => {
+      const run = replaySnapshot(snapshot, { conf, capacity, addresses: 'simulated' });
+      const got = run.result.stats;
+      const want = target.stats_at_end;
+      expect(got['num_ooms']).toBe(want['num_ooms']);
+      const peak = want['reserved_bytes.all.peak']!;
+      expect(Math.abs(got['reserved_bytes.all.peak']! - peak) / peak).toBeLessThanOrEqual(0.01);
+      if (got['num_device_alloc'] === want['num_device_alloc'] && got['num_device_free'] === want['num_device_free']) {
+        exactDeviceCounts++;
+      }
+    });
+
+    test('device alloc and free counts are exact in at least 95% of the cases', () => {
+      expect(others.length).toBeGreaterThanOrEqual(9);
+      expect(exactDeviceCounts / others.length).toBeGreaterThanOrEqual(0.95);
+    });
+  });
+}

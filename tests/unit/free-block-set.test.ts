@@ -1,0 +1,53 @@
+// The chunked free-block set against a plain sorted array, over random operations (chunks split and empty).
+import fc from 'fast-check';
+import { expect, test } from 'vitest';
+import { Block } from '../../src/allocator/block';
+import { FreeBlockSet } from '../../src/allocator/free-block-set';
+
+const order = (a: Block, b: Block) => a.stream - b.stream || a.size - b.size || a.addr - b.addr;
+
+test('FreeBlockSet orders by (stream, size, address) and finds bounds like std::set', () => {
+  fc.assert(
+    fc.property(
+      fc.array(
+        fc.record({
+          op: fc.constantFrom('insert', 'insert', 'delete', 'lowerBound', 'lastBefore', 'previous'),
+          stream: fc.integer({ min: 0, max: 2 }),
+          size: fc.integer({ min: 1, max: 40 }),
+          pick: fc.nat(),
+        }),
+        { maxLength: 2000 },
+      ),
+      (ops) => {
+        const set = new FreeBlockSet(3); // tiny chunks: splits and empty chunks happen all the time
+        const model: Block[] = [];
+        let addr = 0;
+        for (const o of ops) {
+          if (o.op === 'insert') {
+            const b = new Block(addr++, o.size * 512, o.stream, false, null);
+            set.insert(b);
+            model.push(b);
+            model.sort(order);
+          } else if (o.op === 'delete' && model.length) {
+            const [b] = model.splice(o.pick % model.length, 1);
+            set.delete(b!);
+          } else if (o.op === 'lowerBound') {
+            const want = model.find((b) => b.stream > o.stream || (b.stream === o.stream && b.size >= o.size * 512));
+            expect(set.lowerBound(o.stream, o.size * 512)).toBe(want);
+          } else if (o.op === 'lastBefore') {
+            const want = model.filter((b) => b.stream < o.stream || (b.stream === o.stream && b.size < o.size * 512)).pop();
+            expect(set.lastBefore(o.stream, o.size * 512)).toBe(want);
+          } else if (o.op === 'previous' && model.length) {
+            const i = o.pick % model.length;
+            expect(set.previous(model[i]!)).toBe(i > 0 ? model[i - 1] : undefined);
+          }
+          expect(set.size).toBe(model.length);
+        }
+        expect(set.toArray()).toEqual(model);
+        const largest = Math.max(0, ...model.map((b) => b.size));
+        expect(set.largest()).toBe(largest);
+      },
+    ),
+    { numRuns: 60 },
+  );
+});
