@@ -1,9 +1,9 @@
-// Bundles the Node entry points (src/cli) into dist/cli with esbuild: one file, fast start-up.
+// Bundles the Node entry points (src/cli) into build/cli with esbuild: one file, fast start-up.
 import { build } from 'esbuild';
 
 await build({
   entryPoints: { splitscope: 'src/cli/main.ts' },
-  outdir: 'dist/cli',
+  outdir: 'build/cli',
   outExtension: { '.js': '.mjs' },
   bundle: true,
   platform: 'node',

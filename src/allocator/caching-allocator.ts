@@ -15,7 +15,9 @@ import { Action, type TraceSink } from './trace-sink';
 
 /** Where the device puts new segments (see driver-placement.ts and the trace's recorded addresses). */
 export interface SegmentPlacement {
+  /** Address for a new segment of `size` bytes. */
   place(size: number): number;
+  /** The segment at `addr` was cudaFree'd. */
   release(addr: number): void;
 }
 

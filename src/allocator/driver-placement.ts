@@ -13,13 +13,16 @@
 // At start the driver already holds a 512 MiB region whose only free room is 2 MiB at top - 98 MiB
 // and 24 MiB at top - 24 MiB; fresh space starts below it.
 // What this cannot see: other mappings of the process (host mmaps, e.g. the memory-history buffer
-// doubling at 2^14 trace entries) sometimes take the top of a free range, so a real run can land a
-// chunk lower than this model; and mappings made before a recording began are unknown, so space the
-// model has not seen released counts as taken.
+// when it doubles at 2^13..2^14 trace entries) sometimes take the top of a free range, so a real run
+// can put a chunk lower than this model does; and what was mapped before a recording began is
+// unknown, so address space the model has not seen released counts as taken.
 
-const MiB = 1024 * 1024;
+import type { SegmentPlacement } from './caching-allocator';
+import { MiB } from './constants';
+
 const CHUNK = 32 * MiB;
-/** A free range qualifies for a chunk of `need` bytes when it is at least need + this. */
+/** A free range takes a chunk of `need` bytes when it is at least need + this: the mmap asks for
+ * need + 32 MiB to align, and free ranges are whole 32 MiB units, so 32 MiB must be to spare. */
 const FIT_SLACK = 30 * MiB;
 const REGION = 512 * MiB;
 /** The region's free room: [top - 98, top - 96) and [top - 24, top) MiB; the rest is the driver's. */
@@ -28,11 +31,8 @@ const REGION_SLOTS: readonly (readonly [number, number])[] = [
   [24 * MiB, 0],
 ];
 
-export interface SegmentPlacement {
-  /** Address for a new segment of `size` bytes (sizes are multiples of 2 MiB). */
-  place(size: number): number;
-  /** The segment at `addr` was cudaFree'd. */
-  release(addr: number): void;
+/** A placement that can also be told about segments it did not place. */
+export interface DevicePlacement extends SegmentPlacement {
   /** A segment that already exists at a known address (e.g. made before a trace began). */
   occupy(addr: number, size: number): void;
 }
@@ -57,7 +57,7 @@ interface Chunk {
   maxGap: number;
 }
 
-export class DriverPlacement implements SegmentPlacement {
+export class DriverPlacement implements DevicePlacement {
   /** Live chunks in creation order: spare room is searched newest first. */
   private readonly chunks: Chunk[] = [];
   private readonly owner = new Map<number, Chunk>();
@@ -170,12 +170,10 @@ export class DriverPlacement implements SegmentPlacement {
       const a = this.freeLo[i]!;
       const b = this.freeHi[i]!;
       if (b <= lo || a >= hi) continue;
-      const los: number[] = [];
-      const his: number[] = [];
-      if (a < lo) los.push(a), his.push(lo);
-      if (b > hi) los.push(hi), his.push(b);
-      this.freeLo.splice(i, 1, ...los);
-      this.freeHi.splice(i, 1, ...his);
+      const keepBelow = a < lo;
+      const keepAbove = b > hi;
+      this.freeLo.splice(i, 1, ...(keepBelow ? [a] : []), ...(keepAbove ? [hi] : []));
+      this.freeHi.splice(i, 1, ...(keepBelow ? [lo] : []), ...(keepAbove ? [b] : []));
     }
   }
 

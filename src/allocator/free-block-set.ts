@@ -45,7 +45,11 @@ export class FreeBlockSet implements OrderedFreeBlocks {
     let c = this.chunkFor(block.stream, block.size, block.addr);
     if (c === chunks.length) c--; // beyond every element: append to the last chunk
     const chunk = chunks[c]!;
-    chunk.splice(lowerIndex(chunk, block.stream, block.size, block.addr), 0, block);
+    const at = lowerIndex(chunk, block.stream, block.size, block.addr);
+    // Shift by hand: splice allocates its result array on every call.
+    chunk.push(block);
+    for (let i = chunk.length - 1; i > at; i--) chunk[i] = chunk[i - 1]!;
+    chunk[at] = block;
     this.count++;
     if (chunk.length > 2 * this.chunk) chunks.splice(c + 1, 0, chunk.splice(this.chunk));
   }
@@ -56,7 +60,8 @@ export class FreeBlockSet implements OrderedFreeBlocks {
     if (!chunk) return;
     const i = lowerIndex(chunk, block.stream, block.size, block.addr);
     if (chunk[i] !== block) return;
-    chunk.splice(i, 1);
+    for (let j = i + 1; j < chunk.length; j++) chunk[j - 1] = chunk[j]!;
+    chunk.pop();
     this.count--;
     if (chunk.length === 0) this.chunks.splice(c, 1);
   }

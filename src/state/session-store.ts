@@ -40,7 +40,7 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
     return;
   }
   if (m.type === 'result') useSession.setState({ summary: m.summary, progress: null });
-  else useSession.setState({ error: m.message, progress: null });
+  else if (m.type === 'error') useSession.setState({ error: m.message, progress: null });
   if (--pending === 0) {
     useSession.setState({ busy: false });
     settle?.();

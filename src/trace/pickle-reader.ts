@@ -344,8 +344,9 @@ function setItem(d: PickleDict, k: PickleValue, v: PickleValue, at: number, op: 
 }
 
 function newBytes(b: Uint8Array, start: number, len: number): Uint8Array {
-  // A copy, so the result does not keep the whole input buffer alive.
-  return b.slice(start, start + len);
+  // A plain Uint8Array copy, so the result does not keep the whole input alive (slice on a
+  // Node Buffer would give a view, and a Buffer).
+  return new Uint8Array(b.subarray(start, start + len));
 }
 
 function memoGet(
@@ -360,17 +361,22 @@ function memoGet(
   return v;
 }
 
-function memoPut(memo: PickleValue[], sparse: Map<number, PickleValue>, i: number, v: PickleValue): void {
+/** Stores memo entry i; true when it went to `sparse`. */
+function memoPut(memo: PickleValue[], sparse: Map<number, PickleValue>, i: number, v: PickleValue): boolean {
   if (i < memo.length) memo[i] = v;
   else if (i === memo.length) memo.push(v);
-  else sparse.set(i, v);
+  else {
+    sparse.set(i, v);
+    return true;
+  }
+  return false;
 }
 
 /** MEMOIZE stores at len(memo), the number of distinct keys (CPython semantics). */
 function memoize(memo: PickleValue[], sparse: Map<number, PickleValue>, v: PickleValue): void {
   let count = memo.length;
   for (const k of sparse.keys()) if (k >= memo.length) count++;
-  memoPut(memo, sparse, count, v);
+  memoPut(memo, sparse, count, v); // into `sparse` (count > memo.length) or the array
 }
 
 function textOperand(b: Uint8Array, at: number, op: number, p: number): string {
@@ -460,35 +466,47 @@ const CACHE_BITS = 12;
 const CACHE_MAX_LEN = 255;
 
 /**
- * Decodes UTF-8 strings of up to 255 bytes through a small direct-mapped cache keyed by a
- * hash of the bytes, so the hundreds of thousands of copies of 'alloc' or a file name in a
- * snapshot become one JS string: less decoding and far less heap.
+ * Decodes UTF-8 strings of up to 255 bytes through a small direct-mapped cache, so the
+ * hundreds of thousands of copies of 'alloc' in a snapshot (torch writes a separate string
+ * per entry) become one JS string: no decoding on a hit and far less heap. A hit is checked
+ * byte for byte against the earlier occurrence in the input.
  */
 class StringCache {
   private readonly strs: (string | undefined)[] = new Array<string | undefined>(1 << CACHE_BITS).fill(undefined);
   private readonly offs = new Float64Array(1 << CACHE_BITS);
   private readonly lens = new Int32Array(1 << CACHE_BITS);
+  private readonly view: DataView;
 
-  constructor(private readonly b: Uint8Array) {}
+  constructor(private readonly b: Uint8Array) {
+    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  }
 
   get(p: number, len: number): string {
     const b = this.b;
     if (len > CACHE_MAX_LEN) return utf8.decode(b.subarray(p, p + len));
-    let h = len | 0;
-    let high = 0;
-    for (let i = p, e = p + len; i < e; i++) {
-      const c = b[i]!;
-      h = Math.imul(h ^ c, 0x01000193);
-      high |= c;
+    const v = this.view;
+    // Hash the length and the first and last four bytes only: a hit then costs two loads
+    // and one comparison. Strings that collide just evict each other.
+    let h: number;
+    if (len >= 4) {
+      h = Math.imul(v.getInt32(p, true), 0x9e3779b1) ^ Math.imul(v.getInt32(p + len - 4, true) ^ len, 0x85ebca6b);
+    } else {
+      h = len;
+      for (let i = 0; i < len; i++) h = Math.imul(h ^ b[p + i]!, 0x01000193);
     }
-    const slot = (h ^ (h >>> 15)) & ((1 << CACHE_BITS) - 1);
+    const slot = (h ^ (h >>> 16)) & ((1 << CACHE_BITS) - 1);
     const cached = this.strs[slot];
     if (cached !== undefined && this.lens[slot] === len) {
       const q = this.offs[slot]!;
       let i = 0;
-      while (i < len && b[p + i] === b[q + i]) i++;
-      if (i === len) return cached;
+      for (; i + 4 <= len; i += 4) if (v.getInt32(p + i, true) !== v.getInt32(q + i, true)) break;
+      if (i + 4 > len) {
+        while (i < len && b[p + i] === b[q + i]) i++;
+        if (i === len) return cached;
+      }
     }
+    let high = 0;
+    for (let i = p, e = p + len; i < e; i++) high |= b[i]!;
     let s: string;
     if (high < 0x80) {
       s = len === 0 ? '' : String.fromCharCode.apply(null, b.subarray(p, p + len) as unknown as number[]);
@@ -527,16 +545,19 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
   const stack: PickleValue[] = [];
   let sp = 0;
   let floor = 0;
+  // Enclosing floors, one per open MARK, used as a stack of height `depth`.
   const marks: number[] = [];
+  let depth = 0;
   // Memo indices are dense from 0 in every pickle Python writes; PUT may in principle use
   // any index, and those far past the end go to `sparse` so the array stays packed.
   const memo: PickleValue[] = [];
   const sparse = new Map<number, PickleValue>();
+  let hasSparse = false;
 
   let pos = 0;
   for (;;) {
-    if (pos >= n) noStop(n);
     const at = pos;
+    // Past the end this reads undefined, which lands in `default`: no bounds test per op.
     const op = b[pos++]!;
     switch (op) {
       case BINGET: {
@@ -554,7 +575,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
       }
       case MEMOIZE:
         if (sp <= floor) underflow(at, op);
-        if (sparse.size === 0) memo.push(stack[sp - 1]!);
+        if (!hasSparse) memo.push(stack[sp - 1]!);
         else memoize(memo, sparse, stack[sp - 1]!);
         break;
       case MARK:
@@ -563,7 +584,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
           onProgress!(pos / n);
           nextProgress = pos + PROGRESS_STEP;
         }
-        if (marks.length >= maxDepth) {
+        if (depth >= maxDepth) {
           throw new ImportError(
             'too-deep',
             `The pickle nests containers more than ${maxDepth} deep (MARK at byte ${at}); a ` +
@@ -571,7 +592,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
             at,
           );
         }
-        marks.push(floor);
+        marks[depth++] = floor;
         floor = sp;
         break;
       case EMPTY_DICT:
@@ -581,9 +602,9 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         stack[sp++] = [];
         break;
       case SETITEMS: {
-        if (marks.length === 0) noMark(at, op);
+        if (depth === 0) noMark(at, op);
         const m = floor;
-        floor = marks.pop()!;
+        floor = marks[--depth]!;
         if (m <= floor) underflow(at, op);
         const d = stack[m - 1];
         if (!isDict(d)) notA(at, op, 'dict', d!);
@@ -602,9 +623,9 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         break;
       }
       case APPENDS: {
-        if (marks.length === 0) noMark(at, op);
+        if (depth === 0) noMark(at, op);
         const m = floor;
-        floor = marks.pop()!;
+        floor = marks[--depth]!;
         if (m <= floor) underflow(at, op);
         const list = stack[m - 1];
         if (!Array.isArray(list)) notA(at, op, 'list', list!);
@@ -693,18 +714,18 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
       case TUPLE:
       case LIST:
       case FROZENSET: {
-        if (marks.length === 0) noMark(at, op);
+        if (depth === 0) noMark(at, op);
         const m = floor;
-        floor = marks.pop()!;
+        floor = marks[--depth]!;
         const items = stack.slice(m, sp);
         sp = m;
         stack[sp++] = items;
         break;
       }
       case DICT: {
-        if (marks.length === 0) noMark(at, op);
+        if (depth === 0) noMark(at, op);
         const m = floor;
-        floor = marks.pop()!;
+        floor = marks[--depth]!;
         if ((sp - m) & 1) malformed(at, op, 'has a key without a value');
         const d = new Dict();
         for (let i = m; i < sp; i += 2) setItem(d, stack[i]!, stack[i + 1]!, at, op);
@@ -717,9 +738,9 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         stack[sp++] = [];
         break;
       case ADDITEMS: {
-        if (marks.length === 0) noMark(at, op);
+        if (depth === 0) noMark(at, op);
         const m = floor;
-        floor = marks.pop()!;
+        floor = marks[--depth]!;
         if (m <= floor) underflow(at, op);
         const set = stack[m - 1];
         if (!Array.isArray(set)) notA(at, op, 'set', set!);
@@ -730,12 +751,12 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
       case BINPUT:
         if (pos >= n) truncated(at, op, pos + 1, n);
         if (sp <= floor) underflow(at, op);
-        memoPut(memo, sparse, b[pos++]!, stack[sp - 1]!);
+        hasSparse = memoPut(memo, sparse, b[pos++]!, stack[sp - 1]!) || hasSparse;
         break;
       case LONG_BINPUT:
         if (pos + 4 > n) truncated(at, op, pos + 4, n);
         if (sp <= floor) underflow(at, op);
-        memoPut(memo, sparse, view.getUint32(pos, true), stack[sp - 1]!);
+        hasSparse = memoPut(memo, sparse, view.getUint32(pos, true), stack[sp - 1]!) || hasSparse;
         pos += 4;
         break;
       case PUT: {
@@ -744,7 +765,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (sp <= floor) underflow(at, op);
         const i = parseTextInt(text, at, op);
         if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
-        memoPut(memo, sparse, i, stack[sp - 1]!);
+        hasSparse = memoPut(memo, sparse, i, stack[sp - 1]!) || hasSparse;
         break;
       }
       case GET: {
@@ -757,13 +778,13 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
       }
       case POP:
         if (sp > floor) sp--;
-        else if (marks.length > 0) floor = marks.pop()!; // CPython: POP on an empty frame drops the MARK
+        else if (depth > 0) floor = marks[--depth]!; // CPython: POP on an empty frame drops the MARK
         else underflow(at, op);
         break;
       case POP_MARK:
-        if (marks.length === 0) noMark(at, op);
+        if (depth === 0) noMark(at, op);
         sp = floor;
-        floor = marks.pop()!;
+        floor = marks[--depth]!;
         break;
       case DUP:
         if (sp <= floor) underflow(at, op);
@@ -935,6 +956,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         unsafe(at, op, '');
         break;
       default:
+        if (at >= n) noStop(n);
         badOpcode(at, op);
     }
   }

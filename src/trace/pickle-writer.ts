@@ -1,5 +1,5 @@
 // A pickle writer (protocol 4, no FRAME opcodes: they are optional) for the plain data
-// splitscope exports: snapshots that torch.cuda.memory and pytorch.org/memory_viz can load.
+// splitscope exports: snapshots that Python's pickle and pytorch.org/memory_viz can load.
 // Like Python's pickler it memoizes, so a frame list shared by a hundred thousand trace
 // entries, or a file name in every frame, is written once and referenced after that.
 
@@ -14,11 +14,25 @@ export function tuple(...items: PickleWritable[]): PickleTuple {
   return new PickleTuple(items);
 }
 
-/** What writePickle accepts: PickleValue plus tuples; `undefined` dict values are skipped. */
+/**
+ * A list whose items are known to be referenced from nowhere else (trace entries): they are
+ * written without a memo entry each, which saves a lookup table of a million objects.
+ * Their own contents are memoized as usual.
+ */
+export class PickleUnsharedItems {
+  constructor(readonly items: readonly PickleWritable[]) {}
+}
+
+export function unsharedItems(items: readonly PickleWritable[]): PickleUnsharedItems {
+  return new PickleUnsharedItems(items);
+}
+
+/** What writePickle accepts: PickleValue plus tuples and unshared lists; `undefined` dict values are skipped. */
 export type PickleWritable =
   | PickleValue
   | undefined
   | PickleTuple
+  | PickleUnsharedItems
   | readonly PickleWritable[]
   | { readonly [key: string]: PickleWritable };
 
@@ -56,7 +70,7 @@ const MEMOIZE = 0x94;
 
 /** Python's pickler batches APPENDS and SETITEMS by this many items. */
 const BATCH = 1000;
-/** Deeper nesting than this is almost surely a cycle through arrays the memo cannot see. */
+/** Nesting past this would overflow the JS stack (a snapshot is 5 levels deep). */
 const MAX_DEPTH = 5000;
 
 const encoder = new TextEncoder();
@@ -116,17 +130,22 @@ class PickleOutput {
       b[this.pos++] = BININT;
       this.view.setInt32(this.pos, v, true);
       this.pos += 4;
-    } else if (v > 0 && v <= Number.MAX_SAFE_INTEGER) {
+    } else if (v > 0) {
       // LONG1: little-endian, minimal length, with a zero byte if the top bit is set.
+      // Split at 2^32 and shift, rather than `% 256` on doubles, which is a slow fmod.
+      const hi = Math.floor(v / 4294967296);
+      const lo = v - hi * 4294967296;
       b[this.pos++] = LONG1;
       const lenAt = this.pos++;
-      let x = v;
-      let len = 0;
-      let last = 0;
-      while (x > 0) {
-        last = x % 256;
+      b[this.pos++] = lo & 0xff;
+      b[this.pos++] = (lo >>> 8) & 0xff;
+      b[this.pos++] = (lo >>> 16) & 0xff;
+      b[this.pos++] = lo >>> 24;
+      let len = 4;
+      let last = lo >>> 24;
+      for (let x = hi; x > 0; x >>>= 8) {
+        last = x & 0xff;
         b[this.pos++] = last;
-        x = (x - last) / 256;
         len++;
       }
       if (last & 0x80) {
@@ -138,6 +157,7 @@ class PickleOutput {
       this.bigint(BigInt(v));
     }
   }
+
 
   bigint(v: bigint): void {
     if (v >= -0x80000000n && v <= 0x7fffffffn) return this.int(Number(v));
@@ -236,7 +256,9 @@ class PickleOutput {
       case 'string':
         return this.string(v);
       case 'number':
-        return Number.isInteger(v) ? this.int(v) : this.float(v);
+        // Integral doubles past 2^53 may not have been integers at all: write them as floats,
+        // which reads back as the same number. Exact big integers travel as bigint.
+        return Number.isSafeInteger(v) ? this.int(v) : this.float(v);
       case 'boolean':
         return this.byte(v ? NEWTRUE : NEWFALSE);
       case 'bigint':
@@ -254,8 +276,18 @@ class PickleOutput {
     if (seen !== undefined) return this.get(seen);
     if (v instanceof Uint8Array) return this.bytes(v);
     if (v instanceof PickleTuple) return this.tuple(v.items, depth);
-    if (Array.isArray(v)) return this.list(v as readonly PickleWritable[], depth);
-    return this.dict(v as { readonly [key: string]: PickleWritable }, depth);
+    if (v instanceof PickleUnsharedItems) return this.list(v.items, depth, false);
+    if (Array.isArray(v)) return this.list(v as readonly PickleWritable[], depth, true);
+    return this.dict(v as { readonly [key: string]: PickleWritable }, depth, true);
+  }
+
+  /** value() for an item of an unshared list: a container gets no memo entry. */
+  unshared(v: PickleWritable, depth: number): void {
+    if (typeof v !== 'object' || v === null || v instanceof Uint8Array || v instanceof PickleTuple || v instanceof PickleUnsharedItems) {
+      return this.value(v, depth);
+    }
+    if (Array.isArray(v)) return this.list(v as readonly PickleWritable[], depth, false);
+    return this.dict(v as { readonly [key: string]: PickleWritable }, depth, false);
   }
 
   tuple(items: readonly PickleWritable[], depth: number): void {
@@ -266,10 +298,10 @@ class PickleOutput {
     this.byte(n === 1 ? TUPLE1 : n === 2 ? TUPLE2 : n === 3 ? TUPLE3 : TUPLE);
   }
 
-  list(items: readonly PickleWritable[], depth: number): void {
+  list(items: readonly PickleWritable[], depth: number, memoize: boolean): void {
     this.byte(EMPTY_LIST);
     // Memoized before the items, as Python does, so a list that contains itself works.
-    this.objects.set(items, this.memoize());
+    if (memoize) this.objects.set(items, this.memoize());
     const n = items.length;
     if (n === 1) {
       this.value(items[0], depth + 1);
@@ -279,21 +311,35 @@ class PickleOutput {
     for (let start = 0; start < n; start += BATCH) {
       const end = Math.min(n, start + BATCH);
       this.byte(MARK);
-      for (let i = start; i < end; i++) this.value(items[i], depth + 1);
+      if (memoize) for (let i = start; i < end; i++) this.value(items[i], depth + 1);
+      else for (let i = start; i < end; i++) this.unshared(items[i], depth + 1);
       this.byte(APPENDS);
     }
   }
 
-  dict(d: { readonly [key: string]: PickleWritable }, depth: number): void {
+  // The last key seen at each position of a dict and its memo index: consecutive dicts of
+  // one shape (a million trace entries) then find their keys without a Map lookup.
+  private readonly keyAt: (string | null)[] = new Array<string | null>(32).fill(null);
+  private readonly keyMemoAt: number[] = new Array<number>(32).fill(0);
+
+  dict(d: { readonly [key: string]: PickleWritable }, depth: number, memoize: boolean): void {
     this.byte(EMPTY_DICT);
-    this.objects.set(d, this.memoize());
+    if (memoize) this.objects.set(d, this.memoize());
+    const keys = Object.keys(d);
     let inBatch = 0;
-    for (const key in d) {
-      if (!Object.prototype.hasOwnProperty.call(d, key)) continue;
+    for (let j = 0; j < keys.length; j++) {
+      const key = keys[j]!;
       const v = d[key];
       if (v === undefined) continue; // as JSON.stringify does
       if (inBatch === 0) this.byte(MARK);
-      this.string(key);
+      if (this.keyAt[j] === key) this.get(this.keyMemoAt[j]!);
+      else {
+        this.string(key);
+        if (j < 32) {
+          this.keyAt[j] = key;
+          this.keyMemoAt[j] = this.strings.get(key)!;
+        }
+      }
       this.value(v, depth + 1);
       if (++inBatch === BATCH) {
         this.byte(SETITEMS);
@@ -306,7 +352,7 @@ class PickleOutput {
 
 /**
  * Writes `value` as a protocol-4 pickle that Python's pickle.loads reads back: null and
- * undefined -> None, integers -> int (bigint too), other numbers -> float, string -> str,
+ * undefined -> None, integers up to 2^53 and bigints -> int, other numbers -> float, string -> str,
  * Uint8Array -> bytes, arrays -> list, PickleTuple -> tuple, plain objects -> dict.
  */
 export function writePickle(value: PickleWritable): Uint8Array {

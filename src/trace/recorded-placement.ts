@@ -1,10 +1,6 @@
 // Segment addresses taken from a recording: a same-config replay lands every segment where the real
 // run did, which makes it comparable with the recording event for event.
-import type { SegmentPlacement } from '../allocator/caching-allocator';
-
-export interface FallbackPlacement extends SegmentPlacement {
-  occupy(addr: number, size: number): void;
-}
+import type { DevicePlacement } from '../allocator/driver-placement';
 
 /** A segment the recording never made at that size (or whose address is taken): placed by the fallback. */
 export interface PlacementMiss {
@@ -12,7 +8,7 @@ export interface PlacementMiss {
   addr: number;
 }
 
-export class RecordedPlacement implements SegmentPlacement {
+export class RecordedPlacement implements DevicePlacement {
   /** Recorded addresses per segment size, in recording order. */
   private readonly queues = new Map<number, number[]>();
   private readonly heads = new Map<number, number>();
@@ -21,7 +17,7 @@ export class RecordedPlacement implements SegmentPlacement {
 
   constructor(
     recorded: readonly { addr: number; size: number }[],
-    private readonly fallback: FallbackPlacement,
+    private readonly fallback: DevicePlacement,
     private readonly onMiss: (miss: PlacementMiss) => void,
   ) {
     for (const { addr, size } of recorded) {

@@ -3,10 +3,10 @@ import { CachingAllocator, type AllocatorOptions } from '../allocator/caching-al
 import type { Block } from '../allocator/block';
 import type { Capacity } from '../allocator/capacity';
 import type { AllocatorConfig } from '../allocator/config';
-import { DriverPlacement, inferRegionTop } from '../allocator/driver-placement';
+import { DriverPlacement, inferRegionTop, type DevicePlacement } from '../allocator/driver-placement';
 import { Stat } from '../allocator/stats';
 import { EventLog } from './event-log';
-import { RecordedPlacement, type FallbackPlacement } from './recorded-placement';
+import { RecordedPlacement } from './recorded-placement';
 import { RequestKind, type RequestStream } from './request-stream';
 
 export type AddressModel = 'recorded' | 'simulated';
@@ -74,7 +74,7 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   const regionTop =
     options.regionTop ?? inferRegionTop(stream.recordedSegments, stream.initialSegments) ?? undefined;
   const driver = new DriverPlacement(regionTop !== undefined ? { regionTop } : {});
-  const placement: FallbackPlacement =
+  const placement: DevicePlacement =
     options.addresses === 'recorded'
       ? new RecordedPlacement(stream.recordedSegments, driver, ({ size, addr }) =>
           divergences.push({ request: events.currentRequest, size, addr }),

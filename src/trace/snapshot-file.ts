@@ -6,7 +6,7 @@
 import { Gunzip, gunzipSync } from 'fflate';
 import { ImportError } from './import-error';
 import { readPickle } from './pickle-reader';
-import { tuple, writePickle, type PickleWritable } from './pickle-writer';
+import { tuple, unsharedItems, writePickle, type PickleWritable } from './pickle-writer';
 import type {
   AllocatorSettings,
   BlockState,
@@ -37,10 +37,11 @@ function formatBytes(n: number): string {
   return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`;
 }
 
-function tooLarge(size: string, maxBytes: number): ImportError {
+/** `what` completes "The snapshot is too large: ...", e.g. "it is 3.1 GiB". */
+function tooLarge(what: string, maxBytes: number): ImportError {
   return new ImportError(
     'too-large',
-    `The snapshot is too large: ${size} uncompressed, over the ${formatBytes(maxBytes)} limit. ` +
+    `The snapshot is too large: ${what}, over the ${formatBytes(maxBytes)} limit. ` +
       `Record a shorter trace (a smaller max_entries in _record_memory_history) and open that.`,
   );
 }
@@ -72,6 +73,7 @@ function gunzipBounded(gz: Uint8Array, maxBytes: number, progress: (f: number) =
   const n = gz.length;
   if (n < 18) throw gzipError(Object.assign(new Error('too short'), { code: 0 }));
   const claimed = (gz[n - 4]! | (gz[n - 3]! << 8) | (gz[n - 2]! << 16) | (gz[n - 1]! << 24)) >>> 0;
+  // A claim is not proof: a cut-off file ends in compressed bytes, not a trailer.
   if (claimed <= maxBytes && claimed <= n * 1032 + 1024) {
     let out: Uint8Array | undefined;
     try {
@@ -86,7 +88,7 @@ function gunzipBounded(gz: Uint8Array, maxBytes: number, progress: (f: number) =
   let total = 0;
   const inflater = new Gunzip((chunk) => {
     total += chunk.length;
-    if (total > maxBytes) throw tooLarge(`over ${formatBytes(maxBytes)}`, maxBytes);
+    if (total > maxBytes) throw tooLarge(`it decompresses to more than ${formatBytes(maxBytes)}`, maxBytes);
     if (chunk.length > 0) chunks.push(chunk);
   });
   try {
@@ -120,13 +122,29 @@ function firstNonSpace(b: Uint8Array): number {
   return i < b.length ? b[i]! : -1;
 }
 
-function parseJson(data: Uint8Array, maxBytes: number): unknown {
+/**
+ * 0x80 opens protocol 2+; a protocol 0/1 pickle of a dict or list opens with '(' '}' or ']';
+ * one that opens with GLOBAL ('c' module newline name newline) goes to the reader too, so
+ * the user hears that it would run code. None of these can start JSON.
+ */
+function looksLikePickle(b: Uint8Array): boolean {
+  const first = b.length > 0 ? b[0]! : -1;
+  if (first === 0x80 || first === 0x28 || first === 0x7d || first === 0x5d) return true;
+  if (first !== 0x63) return false;
+  const head = String.fromCharCode(...b.subarray(0, 256));
+  return /^c[\w.]+\n[\w.]+\n/.test(head);
+}
+
+function parseJson(data: Uint8Array): unknown {
   let text: string;
   try {
     text = new TextDecoder('utf-8').decode(data);
   } catch {
-    // Past the engine's string limit (about 512 MiB in V8).
-    throw tooLarge(`${formatBytes(data.length)} of JSON`, Math.min(maxBytes, data.length));
+    throw new ImportError(
+      'too-large',
+      `The JSON file is too large to read (${formatBytes(data.length)}): JavaScript strings ` +
+        `stop at about 512 MiB. Open the snapshot's pickle instead.`,
+    );
   }
   try {
     return JSON.parse(text);
@@ -145,6 +163,10 @@ const ACTIONS: ReadonlySet<string> = new Set<TraceAction>([
   'alloc', 'free_requested', 'free_completed', 'segment_alloc', 'segment_free', 'segment_map',
   'segment_unmap', 'oom', 'snapshot', 'user_defined',
 ]);
+function isAction(a: unknown): boolean {
+  // The common actions by identity first (the reader hands out one string per action).
+  return a === 'alloc' || a === 'free_requested' || a === 'free_completed' || (typeof a === 'string' && ACTIONS.has(a));
+}
 const BLOCK_STATES: ReadonlySet<string> = new Set<BlockState>([
   'active_allocated', 'active_pending_free', 'inactive',
 ]);
@@ -215,11 +237,12 @@ function checkFrames(v: unknown, path: () => string): void {
 function checkTrace(list: unknown, d: number, seen: Set<unknown>): TraceEntry[] {
   if (!Array.isArray(list)) bad(`device_traces[${d}]`, 'a list of trace entries', list);
   const at = (i: number, key: string): string => `device_traces[${d}][${i}]${key}`;
+  let lastFrames: unknown;
   for (let i = 0; i < list.length; i++) {
     const e = list[i] as Dict;
     if (!isDict(e)) bad(at(i, ''), 'a trace entry dict', e);
     const action = e.action;
-    if (typeof action !== 'string' || !ACTIONS.has(action)) {
+    if (!isAction(action)) {
       bad(at(i, '.action'), `one of ${[...ACTIONS].join(', ')}`, action);
     }
     if (!isInt(e.addr)) {
@@ -241,10 +264,15 @@ function checkTrace(list: unknown, d: number, seen: Set<unknown>): TraceEntry[] 
       bad(at(i, '.device_free'), 'an integer', e.device_free);
     }
     const frames = e.frames;
-    // Traces share frame lists between entries; each list is checked once.
-    if (frames !== undefined && !seen.has(frames)) {
-      checkFrames(frames, () => at(i, '.frames'));
-      seen.add(frames);
+    if (frames !== undefined && frames !== lastFrames) {
+      // Entries share frame lists. A short list is cheaper to check again than to look up;
+      // a long one is checked once, so shared lists cannot multiply the work.
+      if (!Array.isArray(frames) || frames.length <= 32) checkFrames(frames, () => at(i, '.frames'));
+      else if (!seen.has(frames)) {
+        checkFrames(frames, () => at(i, '.frames'));
+        seen.add(frames);
+      }
+      lastFrames = frames;
     }
     if (e.compile_context !== undefined && typeof e.compile_context !== 'string') {
       bad(at(i, '.compile_context'), 'a string', e.compile_context);
@@ -389,21 +417,19 @@ export function decodeSnapshotFile(bytes: Uint8Array, options: DecodeSnapshotOpt
     start = 0.3;
     data = gunzipBounded(bytes, maxBytes, (f) => progress(f * start));
   } else if (bytes.length > maxBytes) {
-    throw tooLarge(formatBytes(bytes.length), maxBytes);
+    throw tooLarge(`it is ${formatBytes(bytes.length)}`, maxBytes);
   }
   progress(start);
 
-  const first = data.length > 0 ? data[0]! : -1;
   let raw: unknown;
-  // 0x80 opens protocol 2+; a protocol 0/1 pickle of a dict or list opens with '(' '}' or ']'.
-  if (first === 0x80 || first === 0x28 || first === 0x7d || first === 0x5d) {
+  if (looksLikePickle(data)) {
     raw = readPickle(data, report ? { onProgress: (f) => report(start + f * (0.97 - start)) } : {});
   } else {
     const c = firstNonSpace(data);
     if (c !== 0x7b && c !== 0x5b) {
       throw new ImportError('not-a-snapshot', data.length === 0 ? `${NOT_A_SNAPSHOT} The file is empty.` : NOT_A_SNAPSHOT);
     }
-    raw = parseJson(data, maxBytes);
+    raw = parseJson(data);
   }
   progress(0.97);
   const snapshot = toSnapshot(raw);
@@ -433,7 +459,10 @@ function exportShape(snapshot: Snapshot, tuples: boolean): Record<string, unknow
           s.segment_pool_id ? { ...s, segment_pool_id: tuple(...s.segment_pool_id) } : s,
         )
       : snapshot.segments,
-    device_traces: exportTraces(snapshot.device_traces),
+    // Trace entries are referenced once each; the writer need not track them for sharing.
+    device_traces: tuples
+      ? exportTraces(snapshot.device_traces).map((list) => unsharedItems(list as unknown as PickleWritable[]))
+      : exportTraces(snapshot.device_traces),
   };
   if (snapshot.allocator_settings !== undefined) out.allocator_settings = snapshot.allocator_settings;
   if (snapshot.external_annotations !== undefined) out.external_annotations = snapshot.external_annotations;

@@ -19,5 +19,6 @@ export interface ReplaySummary {
 
 export type FromWorker =
   | { type: 'progress'; fraction: number }
+  | { type: 'opened'; name: string }
   | { type: 'result'; summary: ReplaySummary }
   | { type: 'error'; message: string };

@@ -19,6 +19,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       });
       // Only a file that parsed replaces the current source: a bad file leaves the view as it was.
       source = { name: m.name, snapshot };
+      post({ type: 'opened', name: m.name });
       return;
     }
     if (!source) throw new Error('No snapshot is open.');

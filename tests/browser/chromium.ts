@@ -1,0 +1,23 @@
+// Debian's Chromium through playwright-core, with the flags that give it WebGPU on SwiftShader here.
+import { chromium, type Browser } from 'playwright-core';
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export function launch(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    // Headed under Xvfb (scripts/test.mjs) so that WebGPU canvases draw; headless when asked.
+    headless: process.env.HEADLESS === '1',
+    args: [
+      '--no-sandbox',
+      '--enable-unsafe-webgpu',
+      '--enable-features=Vulkan',
+      '--use-vulkan=swiftshader',
+      '--use-webgpu-adapter=swiftshader',
+      '--disable-vulkan-surface',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+}
