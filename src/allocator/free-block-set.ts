@@ -27,6 +27,9 @@ export interface OrderedFreeBlocks {
 export class FreeBlockSet implements OrderedFreeBlocks {
   private chunks: Block[][] = [];
   private count = 0;
+  /** Where the last lowerBound found its block (-1: unknown). Any insert or delete clears it. */
+  private foundChunk = -1;
+  private foundIndex = 0;
 
   /** `chunk`: the target chunk length (chunks split at twice that). Small values only in tests. */
   constructor(private readonly chunk = 256) {}
@@ -36,6 +39,7 @@ export class FreeBlockSet implements OrderedFreeBlocks {
   }
 
   insert(block: Block): void {
+    this.foundChunk = -1;
     const chunks = this.chunks;
     if (chunks.length === 0) {
       chunks.push([block]);
@@ -55,21 +59,33 @@ export class FreeBlockSet implements OrderedFreeBlocks {
   }
 
   delete(block: Block): void {
-    const c = this.chunkFor(block.stream, block.size, block.addr);
-    const chunk = this.chunks[c];
-    if (!chunk) return;
-    const i = lowerIndex(chunk, block.stream, block.size, block.addr);
-    if (chunk[i] !== block) return;
+    // The allocator usually deletes the block a lowerBound just found: skip the search then.
+    let c = this.foundChunk;
+    let i = this.foundIndex;
+    let chunk = this.chunks[c];
+    if (!chunk || chunk[i] !== block) {
+      c = this.chunkFor(block.stream, block.size, block.addr);
+      chunk = this.chunks[c];
+      if (!chunk) return;
+      i = lowerIndex(chunk, block.stream, block.size, block.addr);
+      if (chunk[i] !== block) return;
+    }
     for (let j = i + 1; j < chunk.length; j++) chunk[j - 1] = chunk[j]!;
     chunk.pop();
     this.count--;
+    this.foundChunk = -1;
     if (chunk.length === 0) this.chunks.splice(c, 1);
   }
 
   /** The first block ordered at or after (stream, size, address 0). */
   lowerBound(stream: number, size: number): Block | undefined {
-    const chunk = this.chunks[this.chunkFor(stream, size, 0)];
-    return chunk ? chunk[lowerIndex(chunk, stream, size, 0)] : undefined;
+    const c = this.chunkFor(stream, size, 0);
+    const chunk = this.chunks[c];
+    if (!chunk) return undefined;
+    const i = lowerIndex(chunk, stream, size, 0);
+    this.foundChunk = c;
+    this.foundIndex = i;
+    return chunk[i];
   }
 
   /** The last block ordered before (stream, size, address 0). */

@@ -1,5 +1,8 @@
 // memory_stats() counters under PyTorch's names (DeviceStats in CUDACachingAllocator.h).
 // Kept in one Float64Array: the replay updates them several times per event.
+// "active" differs from "allocation" only while a freed block waits for CUDA events of other streams;
+// the model has no such events (a free completes at once), so active* is reported as allocation*
+// instead of being counted twice on the hot path.
 
 /** Stats kept per pool type ("all", "small_pool", "large_pool"), each with current/peak/allocated/freed. */
 export const POOL_STATS = [
@@ -41,6 +44,13 @@ const OVERSIZE_BASE = POOL_STATS.length * 3 * 4;
 const COUNTER_BASE = OVERSIZE_BASE + 2 * 4;
 const LENGTH = COUNTER_BASE + COUNTERS.length;
 
+/** The stat whose counters stand for `stat` (active* mirror allocation*, see above). */
+function mirrored(stat: Stat): Stat {
+  if (stat === Stat.active) return Stat.allocation;
+  if (stat === Stat.active_bytes) return Stat.allocated_bytes;
+  return stat;
+}
+
 export class AllocatorStats {
   readonly values = new Float64Array(LENGTH);
 
@@ -69,7 +79,7 @@ export class AllocatorStats {
 
   /** A pool stat's current value for "all". */
   current(stat: Stat): number {
-    return this.values[POOL_BASE + stat * 12]!;
+    return this.values[POOL_BASE + mirrored(stat) * 12]!;
   }
 
   counter(counter: Counter): number {
@@ -97,7 +107,7 @@ export class AllocatorStats {
     POOL_STATS.forEach((name, s) => {
       POOL_TYPES.forEach((type, t) => {
         FIELDS.forEach((field, f) => {
-          out[`${name}.${type}.${field}`] = v[POOL_BASE + (s * 3 + t) * 4 + f]!;
+          out[`${name}.${type}.${field}`] = v[POOL_BASE + (mirrored(s) * 3 + t) * 4 + f]!;
         });
       });
     });

@@ -13,6 +13,7 @@ import type { Snapshot } from '../trace/snapshot';
 import { exportSnapshot } from '../trace/snapshot-export';
 import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot-file';
 import { parseMaxSplitList, sweepMaxSplit, type SweepRow } from '../trace/sweep';
+import { nodeGunzip } from './node-gunzip';
 
 const USAGE = `usage:
   splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated]
@@ -105,7 +106,7 @@ function load(file: string): Snapshot {
     if (e instanceof UsageError) throw e;
     throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  return decodeSnapshotFile(bytes);
+  return decodeSnapshotFile(bytes, { gunzip: nodeGunzip });
 }
 
 function statsTable(stats: Record<string, number>): string {

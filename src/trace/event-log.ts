@@ -4,16 +4,27 @@ import type { TraceEntry } from './snapshot';
 
 export class EventLog implements TraceSink {
   length = 0;
-  action = new Uint8Array(1024);
-  addr = new Float64Array(1024);
-  size = new Float64Array(1024);
-  stream = new Float64Array(1024);
+  action: Uint8Array;
+  addr: Float64Array;
+  size: Float64Array;
+  stream: Float64Array;
   /** Request id of the block concerned, -1 for segment and oom events. */
-  tag = new Int32Array(1024);
+  tag: Int32Array;
   /** Index of the source request being served when the event happened. */
-  request = new Int32Array(1024);
+  request: Int32Array;
   /** Set by the replay before each request. */
   currentRequest = -1;
+
+  /** `capacity`: expected number of events (a request stream makes about 1.5 per request). */
+  constructor(capacity = 1024) {
+    const n = Math.max(16, capacity);
+    this.action = new Uint8Array(n);
+    this.addr = new Float64Array(n);
+    this.size = new Float64Array(n);
+    this.stream = new Float64Array(n);
+    this.tag = new Int32Array(n);
+    this.request = new Int32Array(n);
+  }
 
   record(action: Action, addr: number, size: number, stream: number, tag: number): void {
     if (this.length === this.action.length) this.grow();

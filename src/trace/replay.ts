@@ -45,6 +45,7 @@ export interface ReplayDivergence {
 export interface ReplaySeries {
   allocated: Float64Array;
   reserved: Float64Array;
+  /** The same array as `allocated`: without CUDA events a freed block stops being active at once. */
   active: Float64Array;
 }
 
@@ -69,7 +70,8 @@ export interface ReplayResult {
 }
 
 export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
-  const events = new EventLog();
+  // Each request records an alloc or free_requested + free_completed, plus some segment events.
+  const events = new EventLog(Math.ceil(stream.length * 1.6) + 64);
   const divergences: ReplayDivergence[] = [];
   const regionTop =
     options.regionTop ?? inferRegionTop(stream.recordedSegments, stream.initialSegments) ?? undefined;
@@ -102,11 +104,10 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   allocator.sink = events;
 
   const n = stream.length;
-  const series: ReplaySeries = {
-    allocated: new Float64Array(n),
-    reserved: new Float64Array(n),
-    active: new Float64Array(n),
-  };
+  const allocatedSeries = new Float64Array(n);
+  const reservedSeries = new Float64Array(n);
+  // Active equals allocated in the model (frees complete at once): one array serves both.
+  const series: ReplaySeries = { allocated: allocatedSeries, reserved: reservedSeries, active: allocatedSeries };
   const ooms: ReplayOom[] = [];
   const emptyCacheAfter = new Set(options.emptyCacheAfter ?? []);
   const { kind, id, size, stream: streams } = stream;
@@ -129,13 +130,13 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
     }
     if (emptyCacheAfter.size > 0 && emptyCacheAfter.has(i)) allocator.emptyCache();
     const reserved = allocator.reservedBytes;
-    series.allocated[i] = stats.current(Stat.allocated_bytes);
-    series.reserved[i] = reserved;
-    series.active[i] = stats.current(Stat.active_bytes);
+    const allocated = stats.current(Stat.allocated_bytes);
+    allocatedSeries[i] = allocated;
+    reservedSeries[i] = reserved;
     if (reserved > atPeak.reserved) {
       atPeak.request = i;
       atPeak.reserved = reserved;
-      atPeak.allocated = series.allocated[i]!;
+      atPeak.allocated = allocated;
       atPeak.largestFreeBlock = allocator.largestFreeBlock();
     }
   }

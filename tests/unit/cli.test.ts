@@ -1,0 +1,113 @@
+// The CLI as a user runs it (bin/splitscope.mjs over the bundle that `npm ci` builds).
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
+
+const FIXTURE = 'tests/fixtures/transformer-s1__default.pickle.gz';
+const tmp = mkdtempSync(join(tmpdir(), 'splitscope-cli-'));
+
+function cli(...args: string[]) {
+  const r = spawnSync(process.execPath, ['bin/splitscope.mjs', ...args], { encoding: 'utf8' });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+beforeAll(() => {
+  const built = spawnSync(process.execPath, ['scripts/build-cli.mjs'], { encoding: 'utf8' });
+  expect(built.status).toBe(0);
+});
+
+describe('splitscope replay', () => {
+  test('--json prints exactly one object with stats and OOMs, and OOMs still exit 0', () => {
+    const r = cli('replay', FIXTURE, '--conf', 'roundup_power2_divisions:4', '--capacity', '6GiB', '--json');
+    expect(r.code).toBe(0);
+    const result = JSON.parse(r.out);
+    expect(Object.keys(result)).toEqual(['stats', 'ooms']);
+    expect(result.stats['num_ooms']).toBe(15); // as the recording under that config had
+    expect(result.ooms).toHaveLength(15);
+    expect(result.ooms[0]).toMatchObject({ size: 671088640 });
+    expect(result.ooms[0].message).toMatch(/^CUDA out of memory\. Tried to allocate 640\.00 MiB\. GPU 0 .* 6\.00 GiB allowed;/);
+  });
+
+  test('the human output names the config, addresses and stats', () => {
+    const r = cli('replay', FIXTURE, '--capacity', '6442450944');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/addresses: recorded/);
+    expect(r.out).toMatch(/reserved_bytes\.all\.peak\s+\d+/);
+  });
+
+  test('--out writes a snapshot that reads back, as pickle and as JSON', () => {
+    for (const name of ['out.pickle', 'out.json']) {
+      const out = join(tmp, name);
+      expect(cli('replay', FIXTURE, '--conf', 'max_split_size_mb:128', '--capacity', '6GiB', '--out', out).code).toBe(0);
+      const snap = decodeSnapshotFile(readFileSync(out));
+      const trace = snap.device_traces[0]!;
+      expect(trace.length).toBeGreaterThan(30000);
+      expect(trace[0]).toMatchObject({ action: 'segment_alloc' });
+      expect(snap.allocator_settings?.PYTORCH_CUDA_ALLOC_CONF).toBe('max_split_size_mb:128');
+      expect(snap.segments.every((s) => s.blocks.reduce((n, b) => n + b.size, 0) === s.total_size)).toBe(true);
+    }
+  });
+
+  test('an exported run replays to itself', () => {
+    const out = join(tmp, 'self.pickle');
+    expect(cli('replay', FIXTURE, '--capacity', '6GiB', '--out', out).code).toBe(0);
+    const a = JSON.parse(cli('replay', FIXTURE, '--capacity', '6GiB', '--json').out);
+    const b = JSON.parse(cli('replay', out, '--capacity', '6GiB', '--json').out);
+    expect(b.stats).toEqual(a.stats);
+  });
+
+  test('bad input: one or two clear lines, no stack trace, non-zero exit', () => {
+    const junk = join(tmp, 'junk.pickle');
+    writeFileSync(junk, Buffer.from('this is not a pickle at all'));
+    const cases = [
+      cli('replay', junk),
+      cli('replay', join(tmp, 'missing.pickle')),
+      cli('replay', FIXTURE, '--conf', 'max_split_size_mb:10'),
+      cli('replay', FIXTURE, '--capacity', 'lots'),
+      cli('replay', FIXTURE, '--frobnicate'),
+      cli('replay'),
+      cli('fly', FIXTURE),
+    ];
+    for (const r of cases) {
+      expect(r.code).not.toBe(0);
+      expect(r.err.trim().split('\n').length).toBeLessThanOrEqual(2);
+      expect(r.err).toMatch(/^splitscope: /);
+      expect(r.err).not.toMatch(/\n\s+at /);
+    }
+    expect(cases[0]!.err).toMatch(/not a PyTorch memory snapshot/);
+    expect(cases[2]!.err).toMatch(/max_split_size_mb too small, must be >= 20/);
+    expect(cases[3]!.err).toMatch(/not a size/);
+  });
+
+  test('an expandable_segments config is refused clearly until it is modelled', () => {
+    const r = cli('replay', FIXTURE, '--conf', 'expandable_segments:True');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/expandable_segments:True is not modelled yet/);
+  });
+});
+
+describe('splitscope sweep', () => {
+  test('one row per setting, each equal to the replay under that setting', () => {
+    const r = cli('sweep', FIXTURE, '--max-split', '32,256,none', '--capacity', '6GiB', '--json');
+    expect(r.code).toBe(0);
+    const rows = JSON.parse(r.out);
+    expect(rows.map((x: { max_split_size_mb: number | null }) => x.max_split_size_mb)).toEqual([32, 256, null]);
+    const replay = JSON.parse(cli('replay', FIXTURE, '--conf', 'max_split_size_mb:256', '--capacity', '6GiB', '--json').out);
+    for (const key of ['reserved_bytes.all.peak', 'num_ooms', 'num_alloc_retries', 'num_device_alloc', 'num_device_free']) {
+      expect(rows[1][key]).toBe(replay.stats[key]);
+    }
+    expect(rows[1].fragmentation_at_peak).toBeGreaterThanOrEqual(0);
+    expect(rows[1].largest_free_block_at_peak).toBeGreaterThanOrEqual(0);
+    const table = cli('sweep', FIXTURE, '--max-split', '32,none');
+    expect(table.out.split('\n')[0]).toMatch(/max_split_mb\s+peak reserved/);
+  });
+
+  test('needs --max-split', () => {
+    const r = cli('sweep', FIXTURE);
+    expect(r.code).toBe(2);
+    expect(r.err).toMatch(/--max-split/);
+  });
+});
