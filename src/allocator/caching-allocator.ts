@@ -178,18 +178,10 @@ export class CachingAllocator {
 
   /** Puts a segment that existed before the model started (a trace that begins mid-run). */
   adoptSegment(addr: number, size: number, stream: number, small: boolean): Segment {
-    const block = new Block(addr, size, stream, small, null);
-    const segment = new Segment(addr, size, stream, small, block);
-    block.segment = segment;
-    this.segments.set(addr, segment);
-    this.reserved += size;
-    this.stats.increase(Stat.segment, small, 1);
-    this.stats.increase(Stat.reserved_bytes, small, size);
-    if (size >= this.maxSplit) this.stats.increaseOversize(Stat.oversize_segments);
-    // It was cudaMalloc'd by the same run, before the trace began.
-    this.stats.count('num_device_alloc');
+    // It was cudaMalloc'd by the same run, before the trace began: counted as a device alloc.
+    const block = this.newSegment(addr, size, stream, small);
     this.poolOf(small).blocks.insert(block);
-    return segment;
+    return block.segment;
   }
 
   /**
@@ -365,17 +357,21 @@ export class CachingAllocator {
     if (isRetry) this.stats.count('num_alloc_retries');
     if (this.capacity && this.reserved + size > this.capacity.bytes) return null;
     const addr = this.placement.place(size);
-    const small = pool.small;
+    const block = this.newSegment(addr, size, stream, pool.small);
+    this.sink.record(Action.segment_alloc, addr, size, stream, -1);
+    return block;
+  }
+
+  /** A new segment held by one free block (not yet in the free set), with its stats. */
+  private newSegment(addr: number, size: number, stream: number, small: boolean): Block {
     const block = new Block(addr, size, stream, small, null);
-    const segment = new Segment(addr, size, stream, small, block);
-    block.segment = segment;
-    this.segments.set(addr, segment);
+    block.segment = new Segment(addr, size, stream, small, block);
+    this.segments.set(addr, block.segment);
     this.reserved += size;
     this.stats.increase(Stat.segment, small, 1);
     this.stats.increase(Stat.reserved_bytes, small, size);
     if (size >= this.maxSplit) this.stats.increaseOversize(Stat.oversize_segments);
     this.stats.count('num_device_alloc');
-    this.sink.record(Action.segment_alloc, addr, size, stream, -1);
     return block;
   }
 

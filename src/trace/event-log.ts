@@ -1,5 +1,6 @@
 // The allocator's trace events in columns: a 900k-event replay makes no per-event objects.
 import { ACTION_NAMES, Action, type TraceSink } from '../allocator/trace-sink';
+import { growTyped } from './grow-typed';
 import type { TraceEntry } from './snapshot';
 
 export class EventLog implements TraceSink {
@@ -48,16 +49,11 @@ export class EventLog implements TraceSink {
 
   private grow(): void {
     const n = this.action.length * 2;
-    const grown = <T extends Uint8Array | Float64Array | Int32Array>(a: T, make: (n: number) => T): T => {
-      const b = make(n);
-      b.set(a);
-      return b;
-    };
-    this.action = grown(this.action, (k) => new Uint8Array(k));
-    this.addr = grown(this.addr, (k) => new Float64Array(k));
-    this.size = grown(this.size, (k) => new Float64Array(k));
-    this.stream = grown(this.stream, (k) => new Float64Array(k));
-    this.tag = grown(this.tag, (k) => new Int32Array(k));
-    this.request = grown(this.request, (k) => new Int32Array(k));
+    this.action = growTyped(this.action, n);
+    this.addr = growTyped(this.addr, n);
+    this.size = growTyped(this.size, n);
+    this.stream = growTyped(this.stream, n);
+    this.tag = growTyped(this.tag, n);
+    this.request = growTyped(this.request, n);
   }
 }

@@ -6,6 +6,76 @@
 // allocation and repeated short strings ('alloc', file names) are decoded once and shared.
 
 import { ImportError } from './import-error';
+import {
+  ADDITEMS,
+  APPEND,
+  APPENDS,
+  BINBYTES,
+  BINBYTES8,
+  BINFLOAT,
+  BINGET,
+  BININT,
+  BININT1,
+  BININT2,
+  BINPERSID,
+  BINPUT,
+  BINSTRING,
+  BINUNICODE,
+  BINUNICODE8,
+  BUILD,
+  BYTEARRAY8,
+  DICT,
+  DUP,
+  EMPTY_DICT,
+  EMPTY_LIST,
+  EMPTY_SET,
+  EMPTY_TUPLE,
+  EXT1,
+  EXT2,
+  EXT4,
+  FLOAT,
+  FRAME,
+  FROZENSET,
+  GET,
+  GLOBAL,
+  INST,
+  INT,
+  LIST,
+  LONG,
+  LONG1,
+  LONG4,
+  LONG_BINGET,
+  LONG_BINPUT,
+  MARK,
+  MEMOIZE,
+  NEWFALSE,
+  NEWOBJ,
+  NEWOBJ_EX,
+  NEWTRUE,
+  NEXT_BUFFER,
+  NONE,
+  OBJ,
+  PERSID,
+  POP,
+  POP_MARK,
+  PROTO,
+  PUT,
+  READONLY_BUFFER,
+  REDUCE,
+  SETITEM,
+  SETITEMS,
+  SHORT_BINBYTES,
+  SHORT_BINSTRING,
+  SHORT_BINUNICODE,
+  STACK_GLOBAL,
+  STOP,
+  STRING,
+  TUPLE,
+  TUPLE1,
+  TUPLE2,
+  TUPLE3,
+  UNICODE,
+} from './pickle-opcodes';
 
 export type PickleValue =
   | null
@@ -35,75 +105,7 @@ const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** CPython refuses int() on more digits than this (sys.int_info.default_max_str_digits). */
 const MAX_TEXT_DIGITS = 4300;
 
-// Opcodes (see CPython Lib/pickletools.py).
-const MARK = 0x28; // (
-const STOP = 0x2e; // .
-const POP = 0x30; // 0
-const POP_MARK = 0x31; // 1
-const DUP = 0x32; // 2
-const FLOAT = 0x46; // F
-const INT = 0x49; // I
-const BININT = 0x4a; // J
-const BININT1 = 0x4b; // K
-const LONG = 0x4c; // L
-const BININT2 = 0x4d; // M
-const NONE = 0x4e; // N
-const PERSID = 0x50; // P
-const BINPERSID = 0x51; // Q
-const REDUCE = 0x52; // R
-const STRING = 0x53; // S
-const BINSTRING = 0x54; // T
-const SHORT_BINSTRING = 0x55; // U
-const UNICODE = 0x56; // V
-const BINUNICODE = 0x58; // X
-const APPEND = 0x61; // a
-const BUILD = 0x62; // b
-const GLOBAL = 0x63; // c
-const DICT = 0x64; // d
-const EMPTY_DICT = 0x7d; // }
-const APPENDS = 0x65; // e
-const GET = 0x67; // g
-const BINGET = 0x68; // h
-const INST = 0x69; // i
-const LONG_BINGET = 0x6a; // j
-const LIST = 0x6c; // l
-const EMPTY_LIST = 0x5d; // ]
-const OBJ = 0x6f; // o
-const PUT = 0x70; // p
-const BINPUT = 0x71; // q
-const LONG_BINPUT = 0x72; // r
-const SETITEM = 0x73; // s
-const TUPLE = 0x74; // t
-const EMPTY_TUPLE = 0x29; // )
-const SETITEMS = 0x75; // u
-const BINFLOAT = 0x47; // G
-const PROTO = 0x80;
-const NEWOBJ = 0x81;
-const EXT1 = 0x82;
-const EXT2 = 0x83;
-const EXT4 = 0x84;
-const TUPLE1 = 0x85;
-const TUPLE2 = 0x86;
-const TUPLE3 = 0x87;
-const NEWTRUE = 0x88;
-const NEWFALSE = 0x89;
-const LONG1 = 0x8a;
-const LONG4 = 0x8b;
-const BINBYTES = 0x42; // B
-const SHORT_BINBYTES = 0x43; // C
-const SHORT_BINUNICODE = 0x8c;
-const BINUNICODE8 = 0x8d;
-const BINBYTES8 = 0x8e;
-const EMPTY_SET = 0x8f;
-const ADDITEMS = 0x90;
-const FROZENSET = 0x91;
-const NEWOBJ_EX = 0x92;
-const STACK_GLOBAL = 0x93;
-const MEMOIZE = 0x94;
-const FRAME = 0x95;
-const BYTEARRAY8 = 0x96;
-const NEXT_BUFFER = 0x97;
-const READONLY_BUFFER = 0x98;
+// Opcode names, for error messages.
 
 const OPCODE_NAMES: Record<number, string> = {
   [MARK]: 'MARK', [STOP]: 'STOP', [POP]: 'POP', [POP_MARK]: 'POP_MARK', [DUP]: 'DUP',

@@ -4,6 +4,39 @@
 // entries, or a file name in every frame, is written once and referenced after that.
 
 import type { PickleValue } from './pickle-reader';
+import {
+  APPEND,
+  APPENDS,
+  BINBYTES,
+  BINBYTES8,
+  BINFLOAT,
+  BINGET,
+  BININT,
+  BININT1,
+  BININT2,
+  BINUNICODE,
+  BINUNICODE8,
+  EMPTY_DICT,
+  EMPTY_LIST,
+  EMPTY_TUPLE,
+  LONG1,
+  LONG4,
+  LONG_BINGET,
+  MARK,
+  MEMOIZE,
+  NEWFALSE,
+  NEWTRUE,
+  NONE,
+  PROTO,
+  SETITEMS,
+  SHORT_BINBYTES,
+  SHORT_BINUNICODE,
+  STOP,
+  TUPLE,
+  TUPLE1,
+  TUPLE2,
+  TUPLE3,
+} from './pickle-opcodes';
 
 /** A Python tuple. Arrays are written as lists; wrap an array in this to get a tuple. */
 export class PickleTuple {
@@ -35,38 +68,6 @@ export type PickleWritable =
   | PickleUnsharedItems
   | readonly PickleWritable[]
   | { readonly [key: string]: PickleWritable };
-
-const MARK = 0x28;
-const STOP = 0x2e;
-const BININT = 0x4a;
-const BININT1 = 0x4b;
-const BININT2 = 0x4d;
-const NONE = 0x4e;
-const BINUNICODE = 0x58;
-const APPEND = 0x61;
-const EMPTY_DICT = 0x7d;
-const APPENDS = 0x65;
-const BINGET = 0x68;
-const LONG_BINGET = 0x6a;
-const EMPTY_LIST = 0x5d;
-const TUPLE = 0x74;
-const EMPTY_TUPLE = 0x29;
-const SETITEMS = 0x75;
-const BINFLOAT = 0x47;
-const PROTO = 0x80;
-const TUPLE1 = 0x85;
-const TUPLE2 = 0x86;
-const TUPLE3 = 0x87;
-const NEWTRUE = 0x88;
-const NEWFALSE = 0x89;
-const LONG1 = 0x8a;
-const LONG4 = 0x8b;
-const BINBYTES = 0x42;
-const SHORT_BINBYTES = 0x43;
-const SHORT_BINUNICODE = 0x8c;
-const BINUNICODE8 = 0x8d;
-const BINBYTES8 = 0x8e;
-const MEMOIZE = 0x94;
 
 /** Python's pickler batches APPENDS and SETITEMS by this many items. */
 const BATCH = 1000;
@@ -157,7 +158,6 @@ class PickleOutput {
       this.bigint(BigInt(v));
     }
   }
-
 
   bigint(v: bigint): void {
     if (v >= -0x80000000n && v <= 0x7fffffffn) return this.int(Number(v));

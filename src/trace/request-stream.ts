@@ -1,6 +1,8 @@
 // The program's side of a run: alloc(id, size, stream) and free(id), with nothing the allocator decided.
 // Replaying it under another config asks "what would the allocator have done with these requests?".
 
+import { growTyped } from './grow-typed';
+
 export const enum RequestKind {
   alloc = 0,
   free = 1,
@@ -101,20 +103,11 @@ export class RequestStreamBuilder {
 
   private grow(): void {
     const n = this.kind.length * 2;
-    const k = new Uint8Array(n);
-    k.set(this.kind);
-    this.kind = k;
-    const id = new Int32Array(n);
-    id.set(this.id);
-    this.id = id;
-    const size = new Float64Array(n);
-    size.set(this.size);
-    this.size = size;
-    const stream = new Float64Array(n);
-    stream.set(this.stream);
-    this.stream = stream;
-    const source = new Int32Array(n);
-    source.set(this.source);
-    this.source = source;
+    this.kind = growTyped(this.kind, n);
+    this.id = growTyped(this.id, n);
+    this.size = growTyped(this.size, n);
+    this.stream = growTyped(this.stream, n);
+    this.source = growTyped(this.source, n);
   }
+
 }
