@@ -65,5 +65,5 @@ test('recorded addresses without the recorded cap: the replay says where it left
   expect(run.result.divergences.length).toBeGreaterThan(0);
   const first = run.result.divergences[0]!;
   expect(first.request).toBeGreaterThanOrEqual(0);
-  expect(run.notes.join(' ')).toMatch(new RegExp(`never made ${run.result.divergences.length} of the segments .* first at request ${first.request}`));
+  expect(run.notes.join(' ')).toMatch(new RegExp(`never made ${run.result.divergences.length} of the segments .*first at request ${first.request}`));
 });
