@@ -74,6 +74,7 @@ export class CachingAllocator {
   sink: TraceSink;
   private readonly maxSplit: number;
   private readonly gcEnabled: boolean;
+  private readonly plainRounding: boolean;
   /** Blocks merged away, reused by later splits. */
   private readonly spareBlocks: Block[] = [];
   /** total_allocated_memory: bytes held in segments. */
@@ -105,6 +106,7 @@ export class CachingAllocator {
     this.sink = options.sink ?? NO_SINK;
     this.maxSplit = config.maxSplitSize;
     this.gcEnabled = options.capacity?.kind === 'fraction' && config.garbageCollectionThreshold > 0;
+    this.plainRounding = config.roundupPower2Divisions.every((d) => d <= 1);
   }
 
   /** Bytes held in segments (memory_reserved). */
@@ -114,7 +116,12 @@ export class CachingAllocator {
 
   /** Allocates `size` bytes on `stream`; null on OOM (then lastOom says why). `tag` labels the block. */
   malloc(size: number, stream: number, tag = -1): Block | null {
-    const rounded = roundSize(size, this.config);
+    // Without roundup_power2_divisions every request rounds to a multiple of 512 (the common case).
+    const rounded = this.plainRounding
+      ? size < MIN_BLOCK_SIZE
+        ? MIN_BLOCK_SIZE
+        : Math.ceil(size / MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
+      : roundSize(size, this.config);
     const pool = isSmallSize(rounded) ? this.small : this.large;
 
     let block = this.getFreeBlock(pool, rounded, stream);
