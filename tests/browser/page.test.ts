@@ -8,14 +8,14 @@ import { launch } from './chromium';
 
 let browser: Browser;
 let page: Page;
+const pageErrors: string[] = [];
 const shots = 'test-results/screenshots';
 
 beforeAll(async () => {
   mkdirSync(shots, { recursive: true });
   browser = await launch();
   page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
+  page.on('pageerror', (e) => pageErrors.push(e.message));
   await page.goto(inject('baseUrl'));
   await page.waitForFunction(`'splitscope' in window`);
 });
@@ -61,4 +61,8 @@ test('a file of random bytes gives an alert and the previous view stays', async 
   await ready();
   expect(await stats()).toEqual(before);
   await page.screenshot({ path: `${shots}/bad-file.png` });
+});
+
+test('no uncaught errors on the page', () => {
+  expect(pageErrors).toEqual([]);
 });
