@@ -34,6 +34,12 @@ export interface SnapshotReplay {
 export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOptions = {}): SnapshotReplay {
   const recorded = recordedConfig(snapshot.allocator_settings);
   const notes: string[] = [];
+  if (!recorded.known) {
+    notes.push(
+      'The file does not say which allocator settings it was recorded with (PyTorch before 2.5 did not ' +
+        'write allocator_settings): the recording is taken to have used the defaults.',
+    );
+  }
   let config = recorded.config;
   if (options.conf !== undefined) {
     const parsed = parseAllocConf(options.conf);
