@@ -36,7 +36,7 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
   const notes: string[] = [];
   if (!recorded.known) {
     notes.push(
-      'The file does not say which allocator settings it was recorded with (PyTorch before 2.5 did not ' +
+      'The file does not say which allocator settings it was recorded with (older PyTorch versions do not ' +
         'write allocator_settings): the recording is taken to have used the defaults.',
     );
   }
