@@ -124,25 +124,25 @@ export class CachingAllocator {
       : roundSize(size, this.config);
     const pool = isSmallSize(rounded) ? this.small : this.large;
 
-    let block = this.getFreeBlock(pool, rounded, stream);
+    const block = this.getFreeBlock(pool, rounded, stream) ?? this.blockFromNewSegment(pool, rounded, stream);
+    return block ? this.allocFoundBlock(pool, block, rounded, size, stream, tag) : null;
+  }
+
+  /** The cache-miss path: gc, cudaMalloc, free oversize blocks and retry, free all and retry, OOM. */
+  private blockFromNewSegment(pool: BlockPool, rounded: number, stream: number): Block | null {
     const segmentSize = segmentSizeFor(rounded);
+    if (this.gcEnabled) this.garbageCollect();
+    let block =
+      this.allocSegment(pool, segmentSize, stream, false) ??
+      (this.releaseAvailableCachedBlocks(pool, rounded, stream)
+        ? this.allocSegment(pool, segmentSize, stream, false)
+        : null);
     if (!block) {
-      if (this.gcEnabled) this.garbageCollect();
-      block =
-        this.allocSegment(pool, segmentSize, stream, false) ??
-        (this.releaseAvailableCachedBlocks(pool, rounded, stream)
-          ? this.allocSegment(pool, segmentSize, stream, false)
-          : null);
-      if (!block) {
-        this.releaseCachedBlocks();
-        block = this.allocSegment(pool, segmentSize, stream, true);
-      }
+      this.releaseCachedBlocks();
+      block = this.allocSegment(pool, segmentSize, stream, true);
     }
-    if (!block) {
-      this.recordOom(rounded, segmentSize, stream);
-      return null;
-    }
-    return this.allocFoundBlock(pool, block, rounded, size, stream, tag);
+    if (!block) this.recordOom(rounded, segmentSize, stream);
+    return block;
   }
 
   /** Returns an allocated block to the cache. */
