@@ -8,23 +8,13 @@ import { decodeSnapshotFile } from '../src/trace/snapshot-file';
 import { best, fixture, report, ROOT } from './harness';
 
 function measure(title: string, bytes: Uint8Array, pickleBytes: number): void {
-  const gc = (globalThis as { gc?: () => void }).gc;
-  gc?.();
-  const before = process.memoryUsage().heapUsed;
-  let kept: unknown = null;
-  const seconds = best(3, () => {
-    kept = null;
-    kept = decodeSnapshotFile(bytes);
-  });
-  const heap = process.memoryUsage().heapUsed - before;
+  const seconds = best(3, () => decodeSnapshotFile(bytes));
   report(title, {
     'input (MB)': +(bytes.length / 1e6).toFixed(1),
     'pickle (MB)': +(pickleBytes / 1e6).toFixed(1),
     'best of 3 (s)': +seconds.toFixed(3),
     'pickle MB/s': +(pickleBytes / 1e6 / seconds).toFixed(0),
-    'heap held by the result (MB)': +(heap / 1e6).toFixed(0),
   });
-  void kept;
 }
 
 export function benchImport(): void {
@@ -44,7 +34,11 @@ export function benchImport(): void {
     }
   }
   const bytes = readFileSync(big);
+  const cold = best(1, () => decodeSnapshotFile(bytes));
   measure('import a 100 MB pickle (bench/make-big-pickle.py)', bytes, bytes.length);
-  const seconds = best(1, () => decodeSnapshotFile(bytes));
-  report('goal: a 100 MB pickle in under 2 s', { seconds: +seconds.toFixed(3), result: seconds < 2 ? 'met' : 'NOT met' });
+  report('goal: a 100 MB pickle in under 2 s (first, cold run)', {
+    seconds: +cold.toFixed(3),
+    result: cold < 2 ? 'met' : 'NOT met',
+    'peak RSS of this process so far (MB)': +(process.resourceUsage().maxRSS / 1024).toFixed(0),
+  });
 }
