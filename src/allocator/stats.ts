@@ -86,20 +86,6 @@ export class AllocatorStats {
     return this.values[COUNTER_BASE + COUNTERS.indexOf(counter)]!;
   }
 
-  /** torch.cuda.reset_peak_memory_stats(): every peak becomes its current value. */
-  resetPeaks(): void {
-    for (let i = 0; i < COUNTER_BASE; i += 4) this.values[i + 1] = this.values[i]!;
-  }
-
-  /** torch.cuda.reset_accumulated_memory_stats(). */
-  resetAccumulated(): void {
-    for (let i = 0; i < COUNTER_BASE; i += 4) {
-      this.values[i + 2] = 0;
-      this.values[i + 3] = 0;
-    }
-    this.values.fill(0, COUNTER_BASE);
-  }
-
   /** The flat dict torch.cuda.memory_stats() returns, less max_split_size (the allocator adds it). */
   toRecord(): Record<string, number> {
     const out: Record<string, number> = {};

@@ -54,10 +54,10 @@ function main(argv: string[]): number {
   const file = positionals[0]!;
   const capacity: Capacity | undefined =
     values.capacity !== undefined ? { kind: 'fraction', bytes: parseByteSize(values.capacity) } : undefined;
-  const snapshot = load(file);
   if (command === 'sweep') {
     if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none');
-    const rows = sweepMaxSplit(snapshot, parseMaxSplitList(values['max-split']), capacity ? { capacity } : {});
+    const settings = parseMaxSplitList(values['max-split']);
+    const rows = sweepMaxSplit(load(file), settings, capacity ? { capacity } : {});
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
     return 0;
   }
@@ -68,6 +68,7 @@ function main(argv: string[]): number {
     if (!/^\d+$/.test(s.trim())) throw new UsageError(`--empty-cache-at takes request indices, not '${s}'`);
     return Number(s);
   });
+  const snapshot = load(file);
   const run = replaySnapshot(snapshot, {
     ...(values.conf !== undefined ? { conf: values.conf } : {}),
     ...(capacity ? { capacity } : {}),

@@ -65,8 +65,6 @@ export interface ReplayResult {
   ooms: ReplayOom[];
   divergences: ReplayDivergence[];
   series: ReplaySeries;
-  /** Live blocks at the end by request id. */
-  liveBlocks: (Block | null)[];
 }
 
 export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
@@ -140,5 +138,5 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
       atPeak.largestFreeBlock = allocator.largestFreeBlock();
     }
   }
-  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, series, liveBlocks: blocks };
+  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, series };
 }

@@ -5,6 +5,7 @@ import { replaySnapshot } from './replay-snapshot';
 import type { RequestStream } from './request-stream';
 import type { Snapshot } from './snapshot';
 import { configToString } from '../allocator/config';
+import { ConfigError } from '../allocator/config-error';
 import { recordedConfig } from './recorded-config';
 
 export interface SweepRow {
@@ -28,7 +29,7 @@ export function parseMaxSplitList(text: string): (number | null)[] {
   return text.split(',').map((part) => {
     const t = part.trim().toLowerCase();
     if (t === 'none' || t === 'unlimited' || t === 'inf') return null;
-    if (!/^\d+$/.test(t)) throw new Error(`'${part}' is not a max_split_size_mb value: use whole MiB or none.`);
+    if (!/^\d+$/.test(t)) throw new ConfigError(`'${part}' is not a max_split_size_mb value: use whole MiB or none.`);
     return Number(t);
   });
 }
