@@ -10,6 +10,14 @@ function compare(a: Block, b: Block): number {
   return a.stream - b.stream || a.size - b.size || a.addr - b.addr;
 }
 
+/** A reusable search key at (stream, size, address 0). */
+function keyAt(key: Block, stream: number, size: number): Block {
+  key.stream = stream;
+  key.size = size;
+  key.addr = 0;
+  return key;
+}
+
 function largestOf(blocks: Block[]): number {
   let largest = 0;
   for (const b of blocks) if (b.size > largest) largest = b.size;
@@ -30,17 +38,11 @@ export class SdslFreeBlocks implements OrderedFreeBlocks {
     this.set.eraseElementByKey(block);
   }
   lowerBound(stream: number, size: number): Block | undefined {
-    this.key.stream = stream;
-    this.key.size = size;
-    this.key.addr = 0;
-    const it = this.set.lowerBound(this.key);
+    const it = this.set.lowerBound(keyAt(this.key, stream, size));
     return it.equals(this.set.end()) ? undefined : it.pointer;
   }
   lastBefore(stream: number, size: number): Block | undefined {
-    this.key.stream = stream;
-    this.key.size = size;
-    this.key.addr = 0;
-    const it = this.set.reverseUpperBound(this.key);
+    const it = this.set.reverseUpperBound(keyAt(this.key, stream, size));
     return it.equals(this.set.rEnd()) ? undefined : it.pointer;
   }
   previous(block: Block): Block | undefined {
@@ -74,16 +76,10 @@ export class BTreeFreeBlocks implements OrderedFreeBlocks {
     this.tree.delete(block);
   }
   lowerBound(stream: number, size: number): Block | undefined {
-    this.key.stream = stream;
-    this.key.size = size;
-    this.key.addr = 0;
-    return this.tree.getPairOrNextHigher(this.key, this.pair)?.[0];
+    return this.tree.getPairOrNextHigher(keyAt(this.key, stream, size), this.pair)?.[0];
   }
   lastBefore(stream: number, size: number): Block | undefined {
-    this.key.stream = stream;
-    this.key.size = size;
-    this.key.addr = 0;
-    return this.tree.nextLowerPair(this.key, this.pair)?.[0];
+    return this.tree.nextLowerPair(keyAt(this.key, stream, size), this.pair)?.[0];
   }
   previous(block: Block): Block | undefined {
     return this.tree.nextLowerPair(block, this.pair)?.[0];

@@ -16,7 +16,6 @@ export const POOL_STATS = [
   'inactive_split_bytes',
   'requested_bytes',
 ] as const;
-export type PoolStat = (typeof POOL_STATS)[number];
 
 export const enum Stat {
   allocation = 0,

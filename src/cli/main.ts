@@ -3,7 +3,7 @@ import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseByteSize } from '../allocator/byte-size';
 import type { Capacity } from '../allocator/capacity';
-import { configToString } from '../allocator/config';
+import { configToString, sameDecisions } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { formatSize } from '../allocator/format-size';
 import { ImportError } from '../trace/import-error';
@@ -87,7 +87,7 @@ function main(argv: string[]): number {
     console.log(JSON.stringify({ stats: result.stats, ooms }));
     return 0;
   }
-  console.log(`config:    ${configToString(run.config) || '(defaults)'}${run.config === run.recorded ? ' (as recorded)' : ''}`);
+  console.log(`config:    ${configToString(run.config) || '(defaults)'}${sameDecisions(run.config, run.recorded) ? ' (as recorded)' : ''}`);
   console.log(`capacity:  ${capacity ? `${formatSize(capacity.bytes)} (memory fraction cap)` : 'none'}`);
   console.log(`addresses: ${run.addresses}`);
   console.log(`requests:  ${run.stream.length}   trace events: ${result.events.length}`);

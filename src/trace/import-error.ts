@@ -32,7 +32,3 @@ export class ImportError extends Error {
     this.offset = offset;
   }
 }
-
-export function isImportError(e: unknown): e is ImportError {
-  return e instanceof ImportError;
-}
