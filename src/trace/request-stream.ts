@@ -35,6 +35,9 @@ export interface RequestStream {
   stream: Float64Array;
   /** For each request, the index of the source event it came from (-1 if synthetic), e.g. for stack frames. */
   source: Int32Array;
+  /** For an alloc, the logical id of a block the op that produces it reads (-1: unknown, as in a
+   * recorded trace). The GPU arena's op kernel reads that block while it writes the new one. */
+  input: Int32Array;
   /** Number of logical ids; ids are 0..idCount-1. */
   idCount: number;
   /** Ids whose alloc failed with OOM in the recording (they never existed there). */
@@ -55,6 +58,7 @@ export class RequestStreamBuilder {
   private size = new Float64Array(1024);
   private stream = new Float64Array(1024);
   private source = new Int32Array(1024);
+  private input = new Int32Array(1024);
   idCount = 0;
 
   get length(): number {
@@ -65,15 +69,15 @@ export class RequestStreamBuilder {
     return this.idCount++;
   }
 
-  alloc(id: number, size: number, stream: number, source = -1): void {
-    this.push(RequestKind.alloc, id, size, stream, source);
+  alloc(id: number, size: number, stream: number, source = -1, input = -1): void {
+    this.push(RequestKind.alloc, id, size, stream, source, input);
   }
 
   free(id: number, size: number, stream: number, source = -1): void {
-    this.push(RequestKind.free, id, size, stream, source);
+    this.push(RequestKind.free, id, size, stream, source, -1);
   }
 
-  finish(extra: Partial<Omit<RequestStream, 'length' | 'kind' | 'id' | 'size' | 'stream' | 'source' | 'idCount'>> = {}): RequestStream {
+  finish(extra: Partial<Omit<RequestStream, 'length' | 'kind' | 'id' | 'size' | 'stream' | 'source' | 'input' | 'idCount'>> = {}): RequestStream {
     const n = this.n;
     return {
       length: n,
@@ -82,6 +86,7 @@ export class RequestStreamBuilder {
       size: this.size.slice(0, n),
       stream: this.stream.slice(0, n),
       source: this.source.slice(0, n),
+      input: this.input.slice(0, n),
       idCount: this.idCount,
       failedInRecording: extra.failedInRecording ?? new Set(),
       initialSegments: extra.initialSegments ?? [],
@@ -91,7 +96,7 @@ export class RequestStreamBuilder {
     };
   }
 
-  private push(kind: RequestKind, id: number, size: number, stream: number, source: number): void {
+  private push(kind: RequestKind, id: number, size: number, stream: number, source: number, input: number): void {
     if (this.n === this.kind.length) this.grow();
     const i = this.n++;
     this.kind[i] = kind;
@@ -99,6 +104,7 @@ export class RequestStreamBuilder {
     this.size[i] = size;
     this.stream[i] = stream;
     this.source[i] = source;
+    this.input[i] = input;
   }
 
   private grow(): void {
@@ -108,6 +114,7 @@ export class RequestStreamBuilder {
     this.size = growTyped(this.size, n);
     this.stream = growTyped(this.stream, n);
     this.source = growTyped(this.source, n);
+    this.input = growTyped(this.input, n);
   }
 
 }
