@@ -18,6 +18,7 @@ import {
   WorkloadParamError,
 } from '../../src/trace/workloads';
 import { splitTokens } from '../../src/trace/workloads/mixture-of-experts';
+import { TensorTracker } from '../../src/trace/workloads/tensor-tracker';
 
 const CAP_80GB = { kind: 'device', bytes: 80e9 } as const;
 const replayAt80 = (s: RequestStream, config: AllocatorConfig = DEFAULT_CONFIG) =>
@@ -315,6 +316,21 @@ describe('helpers', () => {
     expect(Math.abs(variance - 1)).toBeLessThan(0.08);
     const gammas = Array.from({ length: 4000 }, () => a.gamma(3));
     expect(Math.abs(gammas.reduce((s, x) => s + x, 0) / gammas.length - 3)).toBeLessThan(0.15);
+  });
+
+  test('a stream too long for the page is refused, naming the parameter to lower', () => {
+    const t = new TensorTracker('steps', 10);
+    for (let i = 0; i < 5; i++) t.free(t.alloc(100));
+    expect(() => t.alloc(100)).toThrow(WorkloadParamError);
+    expect(() => t.alloc(100)).toThrow(/more than 10 requests; lower "steps"/);
+    // Generator bugs fail at generation time, not as a confusing replay.
+    const u = new TensorTracker();
+    const id = u.alloc(10);
+    u.free(id);
+    expect(() => u.free(id)).toThrow(/not live/);
+    expect(() => u.alloc(10, id)).toThrow(/not live/);
+    expect(u.alloc(0.4)).toBe(1);
+    expect(u.sizeOf(1)).toBe(1); // whole bytes, at least one
   });
 
   test('splitTokens keeps the total and the per-expert cap', () => {

@@ -31,7 +31,7 @@ export const logUniformSizes: Workload = {
   generate(given) {
     const p = resolveParams(logUniformSizes, given);
     const rng = new Prng(p.seed!);
-    const t = new TensorTracker();
+    const t = new TensorTracker('events');
     const live: number[] = [];
     const streamOf: number[] = [];
     for (let i = 0; i < p.events!; i++) {

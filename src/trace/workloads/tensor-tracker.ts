@@ -4,6 +4,10 @@
 
 import { formatSize } from '../../allocator/format-size';
 import { RequestStreamBuilder, type RequestStream } from '../request-stream';
+import { WorkloadParamError } from './workload-param-error';
+
+/** Beyond this a stream's columns and its replay outgrow what a browser tab should hold (~40 bytes a request each). */
+export const MAX_REQUESTS = 4_000_000;
 
 export class TensorTracker {
   private readonly builder = new RequestStreamBuilder();
@@ -12,12 +16,19 @@ export class TensorTracker {
   liveBytes = 0;
   peakLiveBytes = 0;
 
+  constructor(
+    /** The parameter to name when the stream grows past `limit` (the one that scales it most directly). */
+    private readonly limitKey = 'steps',
+    private readonly limit = MAX_REQUESTS,
+  ) {}
+
   get length(): number {
     return this.builder.length;
   }
 
   /** Allocates `bytes` (rounded to a whole number, at least 1) and returns the new id. */
   alloc(bytes: number, input = -1, stream = 0): number {
+    this.checkLimit();
     const size = Math.max(1, Math.round(bytes));
     if (input >= 0 && !this.isLive(input)) throw new Error(`workload bug: input ${input} is not live`);
     const id = this.builder.newId();
@@ -34,11 +45,21 @@ export class TensorTracker {
   }
 
   free(id: number, stream = 0): void {
+    this.checkLimit();
     const size = this.sizeOf(id);
     if (size === 0) throw new Error(`workload bug: free of ${id}, which is not live`);
     this.sizes[id] = 0;
     this.liveBytes -= size;
     this.builder.free(id, size, stream);
+  }
+
+  private checkLimit(): void {
+    if (this.builder.length < this.limit) return;
+    throw new WorkloadParamError(
+      `These parameters make more than ${this.limit.toLocaleString('en-US')} requests; lower "${this.limitKey}" ` +
+        `(or the sizes that multiply it) to stay under that.`,
+      this.limitKey,
+    );
   }
 
   isLive(id: number): boolean {
