@@ -1,0 +1,178 @@
+// Runs batch plans on the GPU: fill, op (touch) and verify over chunk tables, and the plain
+// streaming kernels the benchmark compares them with. One instance per device and arena buffer.
+import { CHUNK_U32S, CHUNK_WORDS } from './block-chunks';
+import { SHADERS, type KernelName } from './shader-sources';
+import { OP_U32S, type BatchPlan } from './stress-run';
+
+/** Per-dimension workgroup limit of WebGPU's defaults. */
+const MAX_GROUPS_X = 65535;
+
+export interface BatchResult {
+  /** Words of live blocks that did not hold their pattern at verify. */
+  verifyMismatches: number;
+  /** Input words the ops read that did not hold their pattern. */
+  opMismatches: number;
+}
+
+/** A storage buffer for one kernel's table, grown on demand, with its uniform entry count. */
+class Table {
+  buffer: GPUBuffer | null = null;
+  readonly params: GPUBuffer;
+  bindGroup: GPUBindGroup | null = null;
+
+  constructor(private readonly device: GPUDevice) {
+    this.params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+  }
+
+  /** Uploads `data`; returns true when the buffer was replaced (the bind group must be remade). */
+  upload(data: Uint32Array<ArrayBuffer>, entries: number): boolean {
+    let replaced = false;
+    const bytes = Math.max(16, data.byteLength);
+    if (!this.buffer || this.buffer.size < bytes) {
+      this.buffer?.destroy();
+      this.buffer = this.device.createBuffer({
+        size: Math.max(bytes, (this.buffer?.size ?? 0) * 2),
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+      });
+      replaced = true;
+    }
+    if (data.byteLength > 0) this.device.queue.writeBuffer(this.buffer, 0, data);
+    this.device.queue.writeBuffer(this.params, 0, new Uint32Array([entries, 0, 0, 0]));
+    return replaced;
+  }
+}
+
+export class StressKernels {
+  private readonly pipelines: Record<KernelName, GPUComputePipeline>;
+  private readonly counters: GPUBuffer;
+  private readonly readback: GPUBuffer;
+  private readonly tables: Record<'fill' | 'touch' | 'verify', Table>;
+  private readonly streamParams: GPUBuffer;
+  readonly arenaWords: number;
+
+  constructor(
+    private readonly device: GPUDevice,
+    readonly arena: GPUBuffer,
+  ) {
+    this.arenaWords = arena.size / 4;
+    const make = (name: KernelName): GPUComputePipeline =>
+      device.createComputePipeline({
+        label: name,
+        layout: 'auto',
+        compute: {
+          module: device.createShaderModule({ label: name, code: SHADERS[name] }),
+          entryPoint: 'main',
+          ...(name.startsWith('stream') ? { constants: { CHUNK_WORDS } } : {}),
+        },
+      });
+    this.pipelines = {
+      fill: make('fill'),
+      touch: make('touch'),
+      verify: make('verify'),
+      streamWrite: make('streamWrite'),
+      streamRead: make('streamRead'),
+    };
+    this.counters = device.createBuffer({
+      size: 16,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    });
+    this.readback = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.tables = { fill: new Table(device), touch: new Table(device), verify: new Table(device) };
+    this.streamParams = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    device.queue.writeBuffer(this.streamParams, 0, new Uint32Array([Math.ceil(this.arenaWords / CHUNK_WORDS), 0, 0, 0]));
+  }
+
+  /** Fill, op and verify for one batch, in one submission; resolves with the mismatch counts. */
+  async run(plan: BatchPlan): Promise<BatchResult> {
+    this.device.queue.writeBuffer(this.counters, 0, new Uint32Array(4));
+    const encoder = this.device.createCommandEncoder({ label: 'batch' });
+    this.encodeTable(encoder, 'fill', plan.fill, CHUNK_U32S);
+    this.encodeTable(encoder, 'touch', plan.op, OP_U32S);
+    this.encodeTable(encoder, 'verify', plan.verify, CHUNK_U32S);
+    encoder.copyBufferToBuffer(this.counters, 0, this.readback, 0, 16);
+    this.device.queue.submit([encoder.finish()]);
+    const counts = await this.readCounters();
+    return { verifyMismatches: counts[0]!, opMismatches: counts[1]! };
+  }
+
+  /** One kernel over a table, `repeat` times, in one submission (for benchmarks). */
+  submitKernel(name: 'fill' | 'touch' | 'verify', table: Uint32Array<ArrayBuffer>, repeat: number): Promise<undefined> {
+    const encoder = this.device.createCommandEncoder({ label: name });
+    for (let r = 0; r < repeat; r++) this.encodeTable(encoder, name, table, name === 'touch' ? OP_U32S : CHUNK_U32S);
+    this.device.queue.submit([encoder.finish()]);
+    return this.device.queue.onSubmittedWorkDone();
+  }
+
+  /** The plain streaming kernel over the whole arena, `repeat` times, in one submission. */
+  submitStream(name: 'streamWrite' | 'streamRead', repeat: number): Promise<undefined> {
+    const groups = Math.ceil(this.arenaWords / CHUNK_WORDS);
+    const pipeline = this.pipelines[name];
+    const entries: GPUBindGroupEntry[] = [
+      { binding: 0, resource: { buffer: this.arena } },
+      { binding: 2, resource: { buffer: this.streamParams } },
+    ];
+    if (name === 'streamRead') entries.push({ binding: 3, resource: { buffer: this.counters } });
+    const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
+    const encoder = this.device.createCommandEncoder({ label: name });
+    for (let r = 0; r < repeat; r++) {
+      const pass = encoder.beginComputePass();
+      pass.setPipeline(pipeline);
+      pass.setBindGroup(0, bindGroup);
+      dispatch(pass, groups);
+      pass.end();
+    }
+    this.device.queue.submit([encoder.finish()]);
+    return this.device.queue.onSubmittedWorkDone();
+  }
+
+  /** Mismatches the plain read kernel found against the plain write kernel's values (a self-check). */
+  async streamMismatches(): Promise<number> {
+    const encoder = this.device.createCommandEncoder();
+    encoder.copyBufferToBuffer(this.counters, 0, this.readback, 0, 16);
+    this.device.queue.submit([encoder.finish()]);
+    return (await this.readCounters())[2]!;
+  }
+
+  destroy(): void {
+    for (const t of Object.values(this.tables)) {
+      t.buffer?.destroy();
+      t.params.destroy();
+    }
+    this.counters.destroy();
+    this.readback.destroy();
+    this.streamParams.destroy();
+  }
+
+  private encodeTable(encoder: GPUCommandEncoder, name: 'fill' | 'touch' | 'verify', data: Uint32Array<ArrayBuffer>, stride: number): void {
+    const entries = data.length / stride;
+    if (entries === 0) return;
+    const table = this.tables[name];
+    const pipeline = this.pipelines[name];
+    if (table.upload(data, entries) || !table.bindGroup) {
+      const bindings: GPUBindGroupEntry[] = [
+        { binding: 0, resource: { buffer: this.arena } },
+        { binding: 1, resource: { buffer: table.buffer! } },
+        { binding: 2, resource: { buffer: table.params } },
+      ];
+      if (name !== 'fill') bindings.push({ binding: 3, resource: { buffer: this.counters } });
+      table.bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: bindings });
+    }
+    const pass = encoder.beginComputePass({ label: name });
+    pass.setPipeline(pipeline);
+    pass.setBindGroup(0, table.bindGroup);
+    dispatch(pass, entries);
+    pass.end();
+  }
+
+  private async readCounters(): Promise<Uint32Array> {
+    await this.readback.mapAsync(GPUMapMode.READ);
+    const counts = new Uint32Array(this.readback.getMappedRange().slice(0));
+    this.readback.unmap();
+    return counts;
+  }
+}
+
+function dispatch(pass: GPUComputePassEncoder, groups: number): void {
+  const x = Math.min(groups, MAX_GROUPS_X);
+  pass.dispatchWorkgroups(x, Math.ceil(groups / x));
+}

@@ -1,0 +1,161 @@
+// The GPU stress plans, checked without a GPU: blocks land on disjoint, in-bounds arena words at any
+// scale, each batch fills what it allocated and verifies everything live, and the fault switch
+// really makes blocks overlap.
+import fc from 'fast-check';
+import { describe, expect, test } from 'vitest';
+import { GiB, MiB } from '../../src/allocator/constants';
+import { DEFAULT_CONFIG } from '../../src/allocator/config';
+import { parseAllocConf } from '../../src/allocator/config-parser';
+import { ArenaLayout } from '../../src/gpu/arena-layout';
+import { blockChunks, CHUNK_U32S, CHUNK_WORDS } from '../../src/gpu/block-chunks';
+import { FRAME_BYTES, PhysicalFrames } from '../../src/gpu/physical-frames';
+import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress-run';
+import { RequestStreamBuilder, type RequestStream } from '../../src/trace/request-stream';
+
+/** Log-uniform sizes from 1 KiB to 256 MiB, random frees, a seeded LCG (tests only). */
+function randomStream(seed: number, requests: number): RequestStream {
+  let s = seed >>> 0;
+  const rand = (): number => ((s = (Math.imul(s, 1664525) + 1013904223) >>> 0) / 2 ** 32);
+  const b = new RequestStreamBuilder();
+  const live: { id: number; size: number }[] = [];
+  while (b.length < requests) {
+    if (live.length > 0 && rand() < 0.45) {
+      const [x] = live.splice(Math.floor(rand() * live.length), 1);
+      b.free(x!.id, x!.size, 0);
+    } else {
+      const size = Math.round(2 ** (10 + rand() * 18));
+      const id = b.newId();
+      const input = live.length > 0 ? live[live.length - 1]!.id : -1;
+      b.alloc(id, size, 0, -1, input);
+      live.push({ id, size });
+    }
+  }
+  return b.finish();
+}
+
+interface Range { start: number; end: number; tag: number }
+
+function ranges(chunks: Uint32Array): Range[] {
+  const out: Range[] = [];
+  for (let c = 0; c < chunks.length; c += CHUNK_U32S) out.push({ start: chunks[c]!, end: chunks[c]! + chunks[c + 1]!, tag: chunks[c + 2]! });
+  return out;
+}
+
+function overlaps(chunks: Uint32Array): number {
+  const r = ranges(chunks).sort((a, b) => a.start - b.start);
+  let n = 0;
+  for (let i = 1; i < r.length; i++) if (r[i]!.start < r[i - 1]!.end) n++;
+  return n;
+}
+
+/** Problems with a plan, as strings (plain loops: plans hold thousands of chunks). */
+function planProblems(plan: BatchPlan, arenaWords: number): string[] {
+  const problems: string[] = [];
+  for (let c = 0; c < plan.verify.length; c += CHUNK_U32S) {
+    const count = plan.verify[c + 1]!;
+    if (plan.verify[c]! + count > arenaWords) problems.push(`chunk ${c / CHUNK_U32S} ends past the arena`);
+    if (count > CHUNK_WORDS || count === 0) problems.push(`chunk ${c / CHUNK_U32S} has ${count} words`);
+  }
+  if (overlaps(plan.verify) > 0) problems.push('live chunks overlap');
+  // Everything filled is verified, and every op writes a filled chunk.
+  const key = (a: Uint32Array, i: number): string => `${a[i]}:${a[i + 2]}`;
+  const verified = new Set<string>();
+  for (let c = 0; c < plan.verify.length; c += CHUNK_U32S) verified.add(key(plan.verify, c));
+  const filled = new Set<string>();
+  for (let c = 0; c < plan.fill.length; c += CHUNK_U32S) {
+    filled.add(key(plan.fill, c));
+    if (!verified.has(key(plan.fill, c))) problems.push('a filled chunk is not verified');
+  }
+  for (let e = 0; e < plan.op.length; e += OP_U32S) if (!filled.has(key(plan.op, e))) problems.push('an op writes an unfilled chunk');
+  return problems;
+}
+
+describe('arena layout', () => {
+  test('1:1 when the arena holds the device; scaled and monotone otherwise', () => {
+    expect(new ArenaLayout(GiB / 4, GiB).oneToOne).toBe(true);
+    const scaled = new ArenaLayout((64 * MiB) / 4, 80 * GiB);
+    expect(scaled.oneToOne).toBe(false);
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 80 * 2 ** 30 }), fc.integer({ min: 0, max: 80 * 2 ** 30 }), (a, b) => {
+        if (a <= b) expect(scaled.wordAt(a)).toBeLessThanOrEqual(scaled.wordAt(b));
+      }),
+    );
+    expect(scaled.wordAt(80 * GiB)).toBe((64 * MiB) / 4);
+  });
+
+  test('a block over discontiguous frames gets one chunk run per piece, words in order', () => {
+    const layout = new ArenaLayout(GiB / 4, GiB);
+    const chunks = blockChunks(layout, Int32Array.from([5, 6, 2]), 0, 3 * FRAME_BYTES, 7);
+    const r = ranges(chunks);
+    // Frames 5 and 6 merge into one 4 MiB run; frame 2 is another.
+    expect(r[0]!.start).toBe((5 * FRAME_BYTES) / 4);
+    expect(r.at(-1)!.end).toBe((3 * FRAME_BYTES) / 4);
+    let first = 0;
+    for (let c = 0; c < chunks.length; c += CHUNK_U32S) {
+      expect(chunks[c + 3]).toBe(first);
+      first += chunks[c + 1]!;
+    }
+    expect(first).toBe((3 * FRAME_BYTES) / 4);
+  });
+
+  test('physical frames: lowest first, returned on unmap, refused when short', () => {
+    const frames = new PhysicalFrames(10 * FRAME_BYTES);
+    expect([...frames.map(1, 3 * FRAME_BYTES)!]).toEqual([0, 1, 2]);
+    expect([...frames.map(2, FRAME_BYTES)!]).toEqual([3]);
+    frames.unmap(1);
+    expect([...frames.map(3, 2 * FRAME_BYTES)!]).toEqual([0, 1]);
+    expect(frames.map(4, 8 * FRAME_BYTES)).toBeNull();
+    expect(frames.freeFrames).toBe(7);
+  });
+});
+
+describe('stress run', () => {
+  test.each([
+    ['1:1', GiB, 8 * GiB],
+    ['scaled 1:1280', 64 * MiB, 80 * GiB],
+  ])('live blocks stay disjoint and in bounds (%s)', (_, arenaBytes, deviceBytes) => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 20, max: 300 }), (seed, batch) => {
+        const run = new StressRun(randomStream(seed, 600), { config: DEFAULT_CONFIG, deviceBytes, arenaWords: arenaBytes / 4 });
+        const problems: string[] = [];
+        while (!run.done) problems.push(...planProblems(run.step(batch), arenaBytes / 4));
+        expect(problems.slice(0, 5)).toEqual([]);
+      }),
+      { numRuns: 10 },
+    );
+  });
+
+  test('a scaled arena leaves small blocks wordless and says how many', () => {
+    const run = new StressRun(randomStream(3, 4000), { config: DEFAULT_CONFIG, deviceBytes: 80 * GiB, arenaWords: (16 * MiB) / 4 });
+    while (!run.done) run.step(100);
+    expect(run.wordlessBlocks).toBeGreaterThan(0);
+    expect(run.wordlessBlocks).toBeLessThan(run.liveBlocks);
+  });
+
+  test('the allocator decides as in a plain replay: same stats under a config', () => {
+    const stream = randomStream(11, 3000);
+    const config = parseAllocConf('max_split_size_mb:64').config;
+    const a = new StressRun(stream, { config, deviceBytes: 80 * GiB, arenaWords: (64 * MiB) / 4 });
+    while (!a.done) a.step(64);
+    const b = new StressRun(stream, { config, deviceBytes: 80 * GiB, arenaWords: GiB / 4 });
+    while (!b.done) b.step(999);
+    expect(a.allocator.memoryStats()).toEqual(b.allocator.memoryStats());
+  });
+
+  test('the overlap fault lays new blocks over live ones', () => {
+    const run = new StressRun(randomStream(5, 800), { config: DEFAULT_CONFIG, deviceBytes: 8 * GiB, arenaWords: GiB / 4 });
+    run.step(200);
+    run.faultOverlap = true;
+    let seen = 0;
+    while (!run.done) seen += overlaps(run.step(50).verify);
+    expect(seen).toBeGreaterThan(0);
+  });
+
+  test('rebuild fills and verifies every live block', () => {
+    const run = new StressRun(randomStream(9, 1000), { config: DEFAULT_CONFIG, deviceBytes: 8 * GiB, arenaWords: GiB / 4 });
+    run.step(1000);
+    const plan = run.rebuild();
+    expect(plan.verifyBlocks).toBe(run.liveBlocks);
+    expect([...plan.fill]).toEqual([...plan.verify]);
+  });
+});
