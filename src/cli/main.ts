@@ -11,7 +11,12 @@ import { replaySnapshot } from '../trace/replay-snapshot';
 import type { AddressModel } from '../trace/replay';
 import type { Snapshot } from '../trace/snapshot';
 import { exportSnapshot } from '../trace/snapshot-export';
-import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot-file';
+import {
+  decodeSnapshotFile,
+  decodeSnapshotForReplay,
+  encodeSnapshotFile,
+  type SnapshotForReplay,
+} from '../trace/snapshot-file';
 import { parseMaxSplitList, sweepMaxSplit, type SweepRow } from '../trace/sweep';
 import { nodeGunzip } from './node-gunzip';
 
@@ -57,7 +62,8 @@ function main(argv: string[]): number {
   if (command === 'sweep') {
     if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none');
     const settings = parseMaxSplitList(values['max-split']);
-    const rows = sweepMaxSplit(load(file), settings, capacity ? { capacity } : {});
+    const { snapshot, traces } = loadForReplay(file);
+    const rows = sweepMaxSplit(snapshot, settings, { ...(capacity ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
     return 0;
   }
@@ -68,8 +74,10 @@ function main(argv: string[]): number {
     if (!/^\d+$/.test(s.trim())) throw new UsageError(`--empty-cache-at takes request indices, not '${s}'`);
     return Number(s);
   });
-  const snapshot = load(file);
+  // Only --out needs the whole trace (times, stack frames); a replay needs its columns.
+  const { snapshot, traces } = values.out ? { snapshot: load(file), traces: [] } : loadForReplay(file);
   const run = replaySnapshot(snapshot, {
+    ...(traces[0] ? { trace: traces[0] } : {}),
     ...(values.conf !== undefined ? { conf: values.conf } : {}),
     ...(capacity ? { capacity } : {}),
     ...(values.addresses ? { addresses: values.addresses as AddressModel } : {}),
@@ -99,6 +107,14 @@ function main(argv: string[]): number {
 }
 
 function load(file: string): Snapshot {
+  return decodeSnapshotFile(readBytes(file), { gunzip: nodeGunzip });
+}
+
+function loadForReplay(file: string): SnapshotForReplay {
+  return decodeSnapshotForReplay(readBytes(file), { gunzip: nodeGunzip });
+}
+
+function readBytes(file: string): Uint8Array {
   let bytes: Uint8Array;
   try {
     if (statSync(file).isDirectory()) throw new UsageError(`${file} is a directory, not a snapshot file`);
@@ -107,7 +123,7 @@ function load(file: string): Snapshot {
     if (e instanceof UsageError) throw e;
     throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
-  return decodeSnapshotFile(bytes, { gunzip: nodeGunzip });
+  return bytes;
 }
 
 function statsTable(stats: Record<string, number>): string {

@@ -6,6 +6,9 @@
 // allocation and repeated short strings ('alloc', file names) are decoded once and shared.
 
 import { ImportError } from './import-error';
+import { decodeLong, normalizeBig } from './pickle-ints';
+import { StringCache } from './pickle-string-cache';
+import { SKIPPED_FRAMES, TRACE_ROW, TraceRowsUnusable, type TraceRows } from './pickle-trace-rows';
 import {
   ADDITEMS,
   APPEND,
@@ -97,11 +100,15 @@ export interface ReadPickleOptions {
   onProgress?: (fraction: number) => void;
   /** Deepest MARK nesting allowed (default 10000); stops hostile input from nesting forever. */
   maxDepth?: number;
+  /**
+   * Read trace entries into these rows instead of dicts (see pickle-trace-rows.ts): each one
+   * becomes TRACE_ROW in the result. Throws TraceRowsUnusable when the file uses one twice.
+   */
+  traceRows?: TraceRows;
 }
 
 const PROGRESS_STEP = 4 << 20;
 const DEFAULT_MAX_DEPTH = 10_000;
-const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 /** CPython refuses int() on more digits than this (sys.int_info.default_max_str_digits). */
 const MAX_TEXT_DIGITS = 4300;
 
@@ -133,8 +140,6 @@ const OPCODE_NAMES: Record<number, string> = {
 export function opcodeName(op: number): string {
   return OPCODE_NAMES[op] ?? `0x${op.toString(16).padStart(2, '0')}`;
 }
-
-const utf8 = new TextDecoder('utf-8');
 
 // ---------------------------------------------------------------- errors (cold paths)
 
@@ -210,44 +215,6 @@ function badOpcode(at: number, op: number): never {
 
 function isDict(v: PickleValue | undefined): v is PickleDict {
   return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
-}
-
-function normalizeBig(b: bigint): number | bigint {
-  return b >= -9007199254740991n && b <= 9007199254740991n ? Number(b) : b;
-}
-
-/** Little-endian two's-complement integer of `len` bytes (LONG1/LONG4 payload). */
-function decodeLong(b: Uint8Array, p: number, len: number): number | bigint {
-  if (len <= 6) {
-    if (len === 0) return 0;
-    let v = 0;
-    let mul = 1;
-    for (let i = 0; i < len; i++) {
-      v += b[p + i]! * mul;
-      mul *= 256;
-    }
-    return b[p + len - 1]! & 0x80 ? v - mul : v;
-  }
-  if (len <= 8) {
-    const lo = (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
-    let hi = 0;
-    let mul = 1;
-    for (let i = 4; i < len; i++) {
-      hi += b[p + i]! * mul;
-      mul *= 256;
-    }
-    if (b[p + len - 1]! & 0x80) hi -= mul;
-    // hi * 2^32 is exact; the sum is exact whenever the true value is within 2^53, and any
-    // true value beyond rounds to at least 2^53, so the range test is sound.
-    const v = hi * 4294967296 + lo;
-    if (v <= MAX_SAFE && v >= -MAX_SAFE) return v;
-    return (BigInt(hi) << 32n) + BigInt(lo);
-  }
-  let hex = '';
-  for (let i = len - 1; i >= 0; i--) hex += (b[p + i]! < 16 ? '0' : '') + b[p + i]!.toString(16);
-  let v = BigInt('0x' + hex);
-  if (b[p + len - 1]! & 0x80) v -= 1n << BigInt(len * 8);
-  return normalizeBig(v);
 }
 
 /** Bytes as code points 0..255 (Python 2 str; TextDecoder('latin1') is really cp1252). */
@@ -381,6 +348,12 @@ function memoize(memo: PickleValue[], sparse: Map<number, PickleValue>, v: Pickl
   memoPut(memo, sparse, count, v); // into `sparse` (count > memo.length) or the array
 }
 
+/** A memo value that stands for a trace row or skipped frames may not be used again. */
+function checkNotStandIn(v: PickleValue): PickleValue {
+  if (v === TRACE_ROW || v === SKIPPED_FRAMES) throw new TraceRowsUnusable();
+  return v;
+}
+
 function textOperand(b: Uint8Array, at: number, op: number, p: number): string {
   const e = lineEnd(b, p);
   if (e < 0) truncated(at, op, b.length + 1, b.length);
@@ -449,80 +422,6 @@ function fillTraceEntry(d: PickleDict, s: PickleValue[], m: number, count: numbe
   fillTraceEntry(new Dict(), seedValues, 0, 14);
 }
 
-/** Key strings decode to these literals, so comparing them is a pointer test. */
-const KNOWN_STRINGS = new Map<string, string>(
-  [
-    'action', 'addr', 'size', 'stream', 'time_us', 'compile_context', 'user_metadata', 'frames',
-    'device_free', 'name', 'filename', 'line', 'address', 'requested_size', 'state', 'device',
-    'total_size', 'allocated_size', 'active_size', 'segment_type', 'segment_pool_id',
-    'is_expandable', 'blocks', 'alloc', 'free_requested', 'free_completed', 'segment_alloc',
-    'segment_free', 'segment_map', 'segment_unmap', 'oom', 'snapshot', 'active_allocated',
-    'active_pending_free', 'inactive', 'large', 'small', 'segments', 'device_traces',
-    'allocator_settings', 'external_annotations', 'N/A', '',
-  ].map((k) => [k, k]),
-);
-
-// ---------------------------------------------------------------- string cache
-
-const CACHE_BITS = 12;
-const CACHE_MAX_LEN = 255;
-
-/**
- * Decodes UTF-8 strings of up to 255 bytes through a small direct-mapped cache, so the
- * hundreds of thousands of copies of 'alloc' in a snapshot (torch writes a separate string
- * per entry) become one JS string: no decoding on a hit and far less heap. A hit is checked
- * byte for byte against the earlier occurrence in the input.
- */
-class StringCache {
-  private readonly strs: (string | undefined)[] = new Array<string | undefined>(1 << CACHE_BITS).fill(undefined);
-  private readonly offs = new Float64Array(1 << CACHE_BITS);
-  private readonly lens = new Int32Array(1 << CACHE_BITS);
-  private readonly view: DataView;
-
-  constructor(private readonly b: Uint8Array) {
-    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  }
-
-  get(p: number, len: number): string {
-    const b = this.b;
-    if (len > CACHE_MAX_LEN) return utf8.decode(b.subarray(p, p + len));
-    const v = this.view;
-    // Hash the length and the first and last four bytes only: a hit then costs two loads
-    // and one comparison. Strings that collide just evict each other.
-    let h: number;
-    if (len >= 4) {
-      h = Math.imul(v.getInt32(p, true), 0x9e3779b1) ^ Math.imul(v.getInt32(p + len - 4, true) ^ len, 0x85ebca6b);
-    } else {
-      h = len;
-      for (let i = 0; i < len; i++) h = Math.imul(h ^ b[p + i]!, 0x01000193);
-    }
-    const slot = (h ^ (h >>> 16)) & ((1 << CACHE_BITS) - 1);
-    const cached = this.strs[slot];
-    if (cached !== undefined && this.lens[slot] === len) {
-      const q = this.offs[slot]!;
-      let i = 0;
-      for (; i + 4 <= len; i += 4) if (v.getInt32(p + i, true) !== v.getInt32(q + i, true)) break;
-      if (i + 4 > len) {
-        while (i < len && b[p + i] === b[q + i]) i++;
-        if (i === len) return cached;
-      }
-    }
-    let high = 0;
-    for (let i = p, e = p + len; i < e; i++) high |= b[i]!;
-    let s: string;
-    if (high < 0x80) {
-      s = len === 0 ? '' : String.fromCharCode.apply(null, b.subarray(p, p + len) as unknown as number[]);
-    } else {
-      s = utf8.decode(b.subarray(p, p + len));
-    }
-    s = KNOWN_STRINGS.get(s) ?? s;
-    this.strs[slot] = s;
-    this.offs[slot] = p;
-    this.lens[slot] = len;
-    return s;
-  }
-}
-
 // ---------------------------------------------------------------- the reader
 
 /**
@@ -556,6 +455,9 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
   const sparse = new Map<number, PickleValue>();
   let hasSparse = false;
 
+  const rows = options.traceRows;
+  rows?.attach(b, view, memo, strings);
+
   let pos = 0;
   for (;;) {
     const at = pos;
@@ -565,14 +467,18 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
       case BINGET: {
         if (pos >= n) truncated(at, op, pos + 1, n);
         const i = b[pos++]!;
-        stack[sp++] = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+        const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+        if (v === TRACE_ROW || v === SKIPPED_FRAMES) checkNotStandIn(v);
+        stack[sp++] = v;
         break;
       }
       case LONG_BINGET: {
         if (pos + 4 > n) truncated(at, op, pos + 4, n);
         const i = view.getUint32(pos, true);
         pos += 4;
-        stack[sp++] = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+        const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+        if (v === TRACE_ROW || v === SKIPPED_FRAMES) checkNotStandIn(v);
+        stack[sp++] = v;
         break;
       }
       case MEMOIZE:
@@ -598,6 +504,14 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         floor = sp;
         break;
       case EMPTY_DICT:
+        if (rows !== undefined && !hasSparse) {
+          const end = rows.read(pos);
+          if (end >= 0) {
+            stack[sp++] = TRACE_ROW;
+            pos = end;
+            break;
+          }
+        }
         stack[sp++] = new Dict();
         break;
       case EMPTY_LIST:
@@ -631,6 +545,11 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (m <= floor) underflow(at, op);
         const list = stack[m - 1];
         if (!Array.isArray(list)) notA(at, op, 'list', list!);
+        if (rows !== undefined) {
+          let count = 0;
+          for (let i = m; i < sp; i++) if (stack[i] === TRACE_ROW) count++;
+          if (count > 0) rows.appendedRows(list, count);
+        }
         for (let i = m; i < sp; i++) list.push(stack[i]!);
         sp = m;
         break;
@@ -683,6 +602,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (sp - floor < 2) underflow(at, op);
         const list = stack[sp - 2];
         if (!Array.isArray(list)) notA(at, op, 'list', list!);
+        if (stack[sp - 1] === TRACE_ROW) rows!.appendedRows(list, 1);
         list.push(stack[--sp]!);
         break;
       }
@@ -775,22 +695,23 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         pos += text.length + 1;
         const i = parseTextInt(text, at, op);
         if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
-        stack[sp++] = memoGet(memo, sparse, i, at, op);
+        stack[sp++] = checkNotStandIn(memoGet(memo, sparse, i, at, op));
         break;
       }
       case POP:
-        if (sp > floor) sp--;
+        if (sp > floor) checkNotStandIn(stack[--sp]!);
         else if (depth > 0) floor = marks[--depth]!; // CPython: POP on an empty frame drops the MARK
         else underflow(at, op);
         break;
       case POP_MARK:
         if (depth === 0) noMark(at, op);
+        for (let i = floor; i < sp; i++) checkNotStandIn(stack[i]!);
         sp = floor;
         floor = marks[--depth]!;
         break;
       case DUP:
         if (sp <= floor) underflow(at, op);
-        stack[sp] = stack[sp - 1]!;
+        stack[sp] = checkNotStandIn(stack[sp - 1]!);
         sp++;
         break;
       case BINUNICODE: {

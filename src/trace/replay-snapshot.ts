@@ -6,8 +6,9 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { recordedConfig } from './recorded-config';
 import { replay, type AddressModel, type ReplayResult } from './replay';
 import type { RequestStream } from './request-stream';
-import { requestStreamFromSnapshot } from './request-stream-from-trace';
+import { requestStreamFromSnapshot, requestStreamFromTrace } from './request-stream-from-trace';
 import type { Snapshot } from './snapshot';
+import type { TraceColumns } from './trace-columns';
 
 export interface SnapshotReplayOptions {
   /** A whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one; keys it omits take defaults. */
@@ -19,6 +20,8 @@ export interface SnapshotReplayOptions {
   emptyCacheAfter?: readonly number[];
   /** A stream already built from this snapshot (saves rebuilding it for every setting of a sweep). */
   stream?: RequestStream;
+  /** The device's trace as columns, when the snapshot's device_traces were not kept (decodeSnapshotForReplay). */
+  trace?: TraceColumns;
 }
 
 export interface SnapshotReplay {
@@ -46,8 +49,12 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
     config = parsed.config;
     notes.push(...parsed.warnings);
   }
+  const streamOptions = { device: options.device ?? 0, config: recorded.config };
   const stream =
-    options.stream ?? requestStreamFromSnapshot(snapshot, { device: options.device ?? 0, config: recorded.config });
+    options.stream ??
+    (options.trace
+      ? requestStreamFromTrace(options.trace, snapshot.segments, streamOptions)
+      : requestStreamFromSnapshot(snapshot, streamOptions));
   notes.push(...stream.notes);
   const addresses = options.addresses ?? (sameDecisions(config, recorded.config) ? 'recorded' : 'simulated');
   if (config.garbageCollectionThreshold > 0 && options.capacity?.kind !== 'fraction') {

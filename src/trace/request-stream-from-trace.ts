@@ -9,15 +9,27 @@ import {
   type InitialSegment,
   type RequestStream,
 } from './request-stream';
-import type { Snapshot } from './snapshot';
+import type { Snapshot, SnapshotSegment } from './snapshot';
+import { TraceCode, traceColumnsFromEntries, type TraceColumns } from './trace-columns';
 
-/** `config` is the recording's (it decides how blocks made before the trace were rounded). */
-export function requestStreamFromSnapshot(
-  snapshot: Snapshot,
-  { device = 0, config = DEFAULT_CONFIG }: { device?: number; config?: AllocatorConfig } = {},
+export interface TraceStreamOptions {
+  device?: number;
+  /** The recording's config (it decides how blocks made before the trace were rounded). */
+  config?: AllocatorConfig;
+}
+
+export function requestStreamFromSnapshot(snapshot: Snapshot, options: TraceStreamOptions = {}): RequestStream {
+  const entries = snapshot.device_traces[options.device ?? 0] ?? [];
+  return requestStreamFromTrace(traceColumnsFromEntries(entries), snapshot.segments, options);
+}
+
+/** `trace`: the device's trace in columns; `segments`: the snapshot's final segments (all devices). */
+export function requestStreamFromTrace(
+  trace: TraceColumns,
+  segments: readonly SnapshotSegment[],
+  { device = 0, config = DEFAULT_CONFIG }: TraceStreamOptions = {},
 ): RequestStream {
-  const entries = snapshot.device_traces[device] ?? [];
-  const finalSegments = snapshot.segments.filter((s) => (s.device ?? 0) === device);
+  const finalSegments = segments.filter((s) => (s.device ?? 0) === device);
   const b = new RequestStreamBuilder();
   const liveBlocks = new Map<number, number>(); // addr -> id
   const liveSegments = new Map<number, number>(); // addr -> size, made during the trace
@@ -28,45 +40,47 @@ export function requestStreamFromSnapshot(
   const notes: string[] = [];
   let expandable = false;
 
-  for (let i = 0; i < entries.length; i++) {
-    const e = entries[i]!;
-    switch (e.action) {
-      case 'alloc': {
+  const { action, addr: addrs, size: sizes, stream: streams } = trace;
+  for (let i = 0; i < trace.length; i++) {
+    const addr = addrs[i]!;
+    const size = sizes[i]!;
+    switch (action[i]) {
+      case TraceCode.alloc: {
         const id = b.newId();
-        liveBlocks.set(e.addr, id);
-        b.alloc(id, e.size, e.stream, i);
+        liveBlocks.set(addr, id);
+        b.alloc(id, size, streams[i]!, i);
         break;
       }
-      case 'free_requested': {
-        let id = liveBlocks.get(e.addr);
+      case TraceCode.free_requested: {
+        let id = liveBlocks.get(addr);
         if (id === undefined) {
           // Allocated before recording began.
           id = b.newId();
-          initialBlocks.push({ id, addr: e.addr, size: 0, requested: e.size, stream: e.stream });
+          initialBlocks.push({ id, addr, size: 0, requested: size, stream: streams[i]! });
         }
-        liveBlocks.delete(e.addr);
-        b.free(id, e.size, e.stream, i);
+        liveBlocks.delete(addr);
+        b.free(id, size, streams[i]!, i);
         break;
       }
-      case 'segment_alloc':
-        recordedSegments.push({ addr: e.addr, size: e.size });
-        liveSegments.set(e.addr, e.size);
+      case TraceCode.segment_alloc:
+        recordedSegments.push({ addr, size });
+        liveSegments.set(addr, size);
         break;
-      case 'segment_free':
-        if (!liveSegments.delete(e.addr)) {
-          initialSegments.push({ addr: e.addr, size: e.size, stream: e.stream, small: e.size === SMALL_BUFFER });
+      case TraceCode.segment_free:
+        if (!liveSegments.delete(addr)) {
+          initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER });
         }
         break;
-      case 'oom': {
+      case TraceCode.oom: {
         // The tensor never existed in the recording, so nothing frees it there.
         const id = b.newId();
         failedInRecording.add(id);
-        b.alloc(id, e.size, e.stream, i);
-        b.free(id, e.size, e.stream, -1);
+        b.alloc(id, size, streams[i]!, i);
+        b.free(id, size, streams[i]!, -1);
         break;
       }
-      case 'segment_map':
-      case 'segment_unmap':
+      case TraceCode.segment_map:
+      case TraceCode.segment_unmap:
         expandable = true;
         break;
       default:

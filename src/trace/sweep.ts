@@ -4,6 +4,7 @@ import { MiB } from '../allocator/constants';
 import { replaySnapshot } from './replay-snapshot';
 import type { RequestStream } from './request-stream';
 import type { Snapshot } from './snapshot';
+import type { TraceColumns } from './trace-columns';
 import { configToString } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { recordedConfig } from './recorded-config';
@@ -37,7 +38,7 @@ export function parseMaxSplitList(text: string): (number | null)[] {
 export function sweepMaxSplit(
   snapshot: Snapshot,
   values: readonly (number | null)[],
-  options: { capacity?: Capacity; stream?: RequestStream } = {},
+  options: { capacity?: Capacity; stream?: RequestStream; trace?: TraceColumns } = {},
 ): SweepRow[] {
   const base = recordedConfig(snapshot.allocator_settings).config;
   let stream = options.stream;
@@ -46,7 +47,7 @@ export function sweepMaxSplit(
     const run = replaySnapshot(snapshot, {
       conf,
       ...(options.capacity ? { capacity: options.capacity } : {}),
-      ...(stream ? { stream } : {}),
+      ...(stream ? { stream } : options.trace ? { trace: options.trace } : {}),
     });
     stream = run.stream;
     const { stats, atPeak } = run.result;

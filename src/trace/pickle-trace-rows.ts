@@ -1,0 +1,303 @@
+// The pickle reader's fast path for device trace entries, taken when the caller wants the trace as
+// columns (the CLI's replay) rather than as objects. torch writes each entry as ~26 opcodes
+// (EMPTY_DICT MEMOIZE MARK, key/value pairs, SETITEMS); reading them here writes one row of
+// TraceColumns and builds no dict, so a 900k-entry trace leaves nothing for the GC to carry.
+// An entry that strays in any way from the shape torch writes (another key, a big int, a value of
+// the wrong type, a cut-off file) is left to the generic reader and the usual checks, so
+// errors read the same either way.
+import { decodeLong } from './pickle-ints';
+import type { PickleValue } from './pickle-reader';
+import type { StringCache } from './pickle-string-cache';
+import { TraceColumnsBuilder, traceCode } from './trace-columns';
+
+/** Stands in the pickle's value for an entry read into a row; rows are in reading order. */
+export const TRACE_ROW: PickleValue = Object.freeze({ '\u0000traceRow': true });
+/** Stands in the memo for a frame list that was checked and not kept. */
+export const SKIPPED_FRAMES: PickleValue = Object.freeze({ '\u0000skippedFrames': true });
+
+/**
+ * A stand-in was used in a way a snapshot never uses it (referenced twice, put outside a device
+ * trace list, appended out of order): the caller reads the file again the generic way.
+ */
+export class TraceRowsUnusable extends Error {}
+
+const EMPTY_DICT = 0x7d;
+const EMPTY_LIST = 0x5d;
+const MARK = 0x28;
+const MEMOIZE = 0x94;
+const SETITEMS = 0x75;
+const APPEND = 0x61;
+const APPENDS = 0x65;
+const BINGET = 0x68;
+const LONG_BINGET = 0x6a;
+const SHORT_BINUNICODE = 0x8c;
+const BININT = 0x4a;
+const BININT1 = 0x4b;
+const BININT2 = 0x4d;
+const LONG1 = 0x8a;
+const BINFLOAT = 0x47;
+const FRAME = 0x95;
+
+const KEYS = ['action', 'addr', 'size', 'stream', 'time_us', 'compile_context', 'user_metadata'];
+
+/** Returned by `value()` for anything the fast path does not read. */
+const NO = Symbol('no');
+/** Returned by `time()` for a number it skipped. */
+const TIME = Symbol('time');
+type Read = PickleValue | typeof NO | typeof TIME;
+
+function isInt(v: Read): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+function isFrame(v: Read): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array) return false;
+  const f = v as Record<string, PickleValue>;
+  return typeof f.name === 'string' && typeof f.filename === 'string' && isInt(f.line!);
+}
+
+/**
+ * Trace entries read as rows, and the bookkeeping that proves the rows line up with the device
+ * trace lists: every batch of rows goes into a list right after it was read, lists in turn.
+ */
+export class TraceRows {
+  readonly columns: TraceColumnsBuilder;
+  /** Rows already appended to a list. */
+  appended = 0;
+  /** The lists that received rows, in order. */
+  readonly lists: PickleValue[][] = [];
+  private memo: PickleValue[] = [];
+  private strings!: StringCache;
+  private b: Uint8Array = new Uint8Array(0);
+  private view: DataView = new DataView(new ArrayBuffer(0));
+  private pos = 0;
+
+  /** `pickleBytes`: the size of the pickle, to size the columns (an entry takes 40 bytes or more). */
+  constructor(pickleBytes: number) {
+    this.columns = new TraceColumnsBuilder(Math.ceil(pickleBytes / 40));
+  }
+
+  /** Called by the reader once it starts. */
+  attach(b: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache): void {
+    this.b = b;
+    this.view = view;
+    this.memo = memo;
+    this.strings = strings;
+  }
+
+  /**
+   * Reads the entry whose EMPTY_DICT is at `at - 1`; returns the position after its SETITEMS, or
+   * -1 with memo as it was when the entry is not one the fast path reads.
+   */
+  read(at: number): number {
+    const memo = this.memo;
+    const memoStart = memo.length;
+    const end = this.entry(at);
+    if (end < 0) memo.length = memoStart;
+    return end;
+  }
+
+  /** The reader's APPEND/APPENDS put `count` stand-ins into `list`. */
+  appendedRows(list: PickleValue[], count: number): void {
+    if (this.appended + count !== this.columns.length) throw new TraceRowsUnusable();
+    if (this.lists[this.lists.length - 1] !== list) this.lists.push(list);
+    this.appended += count;
+  }
+
+  private entry(at: number): number {
+    const b = this.b;
+    const memo = this.memo;
+    this.pos = at;
+    if (b[this.pos] !== MEMOIZE || b[this.pos + 1] !== MARK) return -1;
+    this.pos += 2;
+    memo.push(TRACE_ROW);
+    let code = -1;
+    let addr = 0;
+    let size = 0;
+    let stream = 0;
+    for (let k = 0; k < KEYS.length; k++) {
+      if (this.value() !== KEYS[k]) return -1;
+      // A replay never reads the time: any number will do, unread (a big int too: checks take those).
+      const v = k === 4 ? this.time() : this.value();
+      switch (k) {
+        case 0:
+          code = traceCode(v);
+          if (code < 0) return -1;
+          break;
+        case 1:
+          if (!isInt(v)) return -1;
+          addr = v;
+          break;
+        case 2:
+          if (!isInt(v)) return -1;
+          size = v;
+          break;
+        case 3:
+          if (!isInt(v)) return -1;
+          stream = v;
+          break;
+        case 4:
+          if (v !== TIME) return -1;
+          break;
+        default:
+          if (typeof v !== 'string') return -1;
+      }
+    }
+    this.skipFrames();
+    if (b[this.pos] !== SETITEMS) {
+      if (this.value() !== 'frames' || !this.frames()) return -1;
+      this.skipFrames();
+      if (b[this.pos] !== SETITEMS) return -1;
+    }
+    this.columns.push(code, addr, size, stream);
+    return this.pos + 1;
+  }
+
+  /** A frame list: a memo reference, or a new list of frame dicts. Checks it and keeps nothing. */
+  private frames(): boolean {
+    const b = this.b;
+    this.skipFrames();
+    if (b[this.pos] !== EMPTY_LIST) {
+      const v = this.value();
+      return v === SKIPPED_FRAMES || (Array.isArray(v) && v.every(isFrame));
+    }
+    this.pos++;
+    if (b[this.pos] === MEMOIZE) {
+      this.memo.push(SKIPPED_FRAMES);
+      this.pos++;
+    }
+    // Lists come as MARK items APPENDS (in batches of 1000), one item and APPEND, or nothing.
+    for (;;) {
+      this.skipFrames();
+      const op = b[this.pos];
+      if (op === MARK) {
+        this.pos++;
+        for (;;) {
+          this.skipFrames();
+          if (b[this.pos] === APPENDS) break;
+          if (!this.frame()) return false;
+        }
+        this.pos++;
+      } else if (op === EMPTY_DICT || op === BINGET || op === LONG_BINGET) {
+        if (!this.frame()) return false;
+        this.skipFrames();
+        if (b[this.pos] !== APPEND) return false;
+        this.pos++;
+      } else {
+        return true;
+      }
+    }
+  }
+
+  /** One frame: a memo reference to a frame dict, or a new {name, filename, line}. */
+  private frame(): boolean {
+    const b = this.b;
+    if (b[this.pos] !== EMPTY_DICT) return isFrame(this.value());
+    if (b[this.pos + 1] !== MEMOIZE || b[this.pos + 2] !== MARK) return false;
+    this.pos += 3;
+    const memo = this.memo;
+    const slot = memo.length;
+    memo.push(null);
+    if (this.value() !== 'name') return false;
+    const name = this.value();
+    if (this.value() !== 'filename') return false;
+    const filename = this.value();
+    if (this.value() !== 'line') return false;
+    const line = this.value();
+    this.skipFrames();
+    if (typeof name !== 'string' || typeof filename !== 'string' || !isInt(line) || b[this.pos] !== SETITEMS) {
+      return false;
+    }
+    this.pos++;
+    memo[slot] = { name, filename, line };
+    return true;
+  }
+
+  /** Skips a number without decoding it: TIME, or NO for anything else. */
+  private time(): typeof TIME | typeof NO {
+    this.skipFrames();
+    const b = this.b;
+    const p = this.pos;
+    const op = b[p];
+    const len = op === BININT1 ? 2 : op === BININT2 ? 3 : op === BININT ? 5 : op === BINFLOAT ? 9 : op === LONG1 ? 2 + b[p + 1]! : 0;
+    if (len === 0 || !(p + len <= b.length)) return NO;
+    this.pos = p + len;
+    return TIME;
+  }
+
+  /** Skips protocol 4 FRAME opcodes (they may come between any two objects). */
+  private skipFrames(): void {
+    const b = this.b;
+    // A FRAME that claims more bytes than are left stays put: the generic reader reports it.
+    while (b[this.pos] === FRAME && this.pos + 9 <= b.length) {
+      const len = this.view.getUint32(this.pos + 1, true) + this.view.getUint32(this.pos + 5, true) * 4294967296;
+      if (len > b.length - this.pos - 9) return;
+      this.pos += 9;
+    }
+  }
+
+  /**
+   * One scalar or memo reference, with the MEMOIZE that may follow a string; NO for any other
+   * opcode, and for operands that run past the end (the generic reader reports those).
+   */
+  private value(): Read {
+    this.skipFrames();
+    const b = this.b;
+    const p = this.pos;
+    const n = b.length;
+    const memo = this.memo;
+    switch (b[p]) {
+      case BINGET: {
+        if (p + 2 > n) return NO;
+        const i = b[p + 1]!;
+        this.pos = p + 2;
+        return i < memo.length ? memo[i]! : NO;
+      }
+      case LONG_BINGET: {
+        if (p + 5 > n) return NO;
+        const i = this.view.getUint32(p + 1, true);
+        this.pos = p + 5;
+        return i < memo.length ? memo[i]! : NO;
+      }
+      case SHORT_BINUNICODE: {
+        if (p + 2 > n) return NO;
+        const len = b[p + 1]!;
+        if (p + 2 + len > n) return NO;
+        const s = this.strings.get(p + 2, len);
+        this.pos = p + 2 + len;
+        if (b[this.pos] === MEMOIZE) {
+          memo.push(s);
+          this.pos++;
+        }
+        return s;
+      }
+      case BININT1:
+        if (p + 2 > n) return NO;
+        this.pos = p + 2;
+        return b[p + 1]!;
+      case BININT2:
+        if (p + 3 > n) return NO;
+        this.pos = p + 3;
+        return b[p + 1]! | (b[p + 2]! << 8);
+      case BININT:
+        if (p + 5 > n) return NO;
+        this.pos = p + 5;
+        return this.view.getInt32(p + 1, true);
+      case LONG1: {
+        if (p + 2 > n) return NO;
+        const len = b[p + 1]!;
+        if (len > 8 || p + 2 + len > n) return NO;
+        const v = decodeLong(b, p + 2, len);
+        if (typeof v !== 'number') return NO;
+        this.pos = p + 2 + len;
+        return v;
+      }
+      case BINFLOAT:
+        if (p + 9 > n) return NO;
+        this.pos = p + 9;
+        return this.view.getFloat64(p + 1, false);
+      default:
+        return NO;
+    }
+  }
+}
