@@ -143,6 +143,11 @@ export class LiveRun {
     };
   }
 
+  /** Resolves when no batch is in flight. */
+  idle(): Promise<void> {
+    return this.stepping ?? Promise.resolve();
+  }
+
   /** Applies one batch and waits for its GPU work. */
   step(): Promise<void> {
     this.stepping ??= this.stepOnce().finally(() => (this.stepping = null));

@@ -49,6 +49,7 @@ export class StressKernels {
   private readonly tables: Record<'fill' | 'touch' | 'verify', Table>;
   private readonly streamParams: GPUBuffer;
   readonly arenaWords: number;
+  private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly device: GPUDevice,
@@ -82,8 +83,15 @@ export class StressKernels {
     device.queue.writeBuffer(this.streamParams, 0, new Uint32Array([Math.ceil(this.arenaWords / CHUNK_WORDS), 0, 0, 0]));
   }
 
-  /** Fill, op and verify for one batch, in one submission; resolves with the mismatch counts. */
-  async run(plan: BatchPlan): Promise<BatchResult> {
+  /** Fill, op and verify for one batch, in one submission; resolves with the mismatch counts.
+   * Batches queue: the counters and their readback buffer serve one batch at a time. */
+  run(plan: BatchPlan): Promise<BatchResult> {
+    const result = this.queue.then(() => this.runNow(plan));
+    this.queue = result.catch(() => undefined);
+    return result;
+  }
+
+  private async runNow(plan: BatchPlan): Promise<BatchResult> {
     this.device.queue.writeBuffer(this.counters, 0, new Uint32Array(4));
     const encoder = this.device.createCommandEncoder({ label: 'batch' });
     this.encodeTable(encoder, 'fill', plan.fill, CHUNK_U32S);

@@ -60,6 +60,8 @@ export class StressRun {
   private liveU32s = 0;
   private nextTag = 1;
   private lastAllocated = -1;
+  /** Blocks live before the first request (a trace that starts mid-run): the first batch fills them. */
+  private unfilled: number[] = [];
 
   constructor(
     readonly stream: RequestStream,
@@ -82,6 +84,7 @@ export class StressRun {
     }
     for (const b of [...stream.initialBlocks].sort((x, y) => x.addr - y.addr)) {
       this.track(b.id, this.allocator.adoptAllocation(b.addr, b.size, b.requested, b.id));
+      this.unfilled.push(b.id);
     }
   }
 
@@ -104,7 +107,8 @@ export class StressRun {
   step(count: number): BatchPlan {
     const { kind, id, size, stream, input } = this.stream;
     const end = Math.min(this.stream.length, this.position + count);
-    const fresh: number[] = [];
+    const fresh: number[] = this.unfilled;
+    this.unfilled = [];
     const inputs = new Map<number, number>();
     for (let i = this.position; i < end; i++) {
       const blockId = id[i]!;

@@ -1,5 +1,7 @@
-// window.splitscope: the read-only automation surface of DESIGN.md, for browser tests and scripts.
+// window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
+import type { LiveRunStatus } from '../gpu/live-run';
 import { useSession, whenIdle } from './session-store';
+import { gpuReport, stressIdle, useStress, type StressRequest } from './stress-store';
 
 export interface Automation {
   ready(): Promise<void>;
@@ -7,19 +9,31 @@ export interface Automation {
   cursor(): { index: number; total: number };
   gpu(): { adapter: string | null; arenaBytes: number; verifiedBlocks: number; mismatches: number };
   link(): string;
+  /**
+   * Replaces the GPU stress run with `request` and runs it to the end, verifying after every batch;
+   * resolves with the run's own counters. Rejects when the request is bad.
+   */
+  stress(request?: StressRequest): Promise<LiveRunStatus>;
 }
 
 export function installAutomation(): void {
   const surface: Automation = {
-    ready: () => whenIdle(),
+    ready: async () => {
+      await Promise.all([whenIdle(), stressIdle()]);
+    },
     stats: () => ({ ...(useSession.getState().summary?.stats ?? {}) }),
     cursor: () => {
       const total = useSession.getState().summary?.requests ?? 0;
       return { index: total - 1, total };
     },
-    // The GPU arena is not built yet: no adapter is used.
-    gpu: () => ({ adapter: null, arenaBytes: 0, verifiedBlocks: 0, mismatches: 0 }),
+    gpu: gpuReport,
     link: () => window.location.href,
+    stress: async (request) => {
+      const run = await useStress.getState().start(request);
+      if (!run) throw new Error(useStress.getState().error ?? 'The stress run did not start.');
+      await run.play();
+      return run.status();
+    },
   };
   (window as unknown as { splitscope: Automation }).splitscope = surface;
 }

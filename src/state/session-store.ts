@@ -2,6 +2,7 @@
 import { create } from 'zustand';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
+import type { RequestStream } from '../trace/request-stream';
 import type { FromWorker, ReplaySummary, ToWorker } from '../worker/replay-protocol';
 
 export const SAMPLE_URL = `${import.meta.env.BASE_URL}samples/train_gpt2-n12.pickle.gz`;
@@ -26,6 +27,8 @@ const worker = new Worker(new URL('../worker/replay-worker.ts', import.meta.url)
 let pending = 0;
 let idle: Promise<void> = Promise.resolve();
 let settle: (() => void) | null = null;
+/** Callers waiting for the open snapshot's request stream, answered in order. */
+const streamWaiters: { resolve(s: RequestStream): void; reject(e: Error): void }[] = [];
 
 function send(message: ToWorker, transfer: Transferable[] = []): void {
   if (pending++ === 0) idle = new Promise((resolve) => (settle = resolve));
@@ -40,6 +43,8 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
     return;
   }
   if (m.type === 'result') useSession.setState({ summary: m.summary, progress: null });
+  else if (m.type === 'stream') streamWaiters.shift()?.resolve(m.stream);
+  else if (m.type === 'error' && m.stream) streamWaiters.shift()?.reject(new Error(m.message));
   else if (m.type === 'error') useSession.setState({ error: m.message, progress: null });
   if (--pending === 0) {
     useSession.setState({ busy: false });
@@ -50,6 +55,14 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
 /** Resolves when every request sent so far has been answered. */
 export function whenIdle(): Promise<void> {
   return idle;
+}
+
+/** The open snapshot's request stream (built by the worker on its first replay). */
+export function snapshotStream(): Promise<RequestStream> {
+  return new Promise((resolve, reject) => {
+    streamWaiters.push({ resolve, reject });
+    send({ type: 'stream' });
+  });
 }
 
 async function open(name: string, bytes: ArrayBuffer): Promise<void> {

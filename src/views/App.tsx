@@ -1,6 +1,8 @@
 import { useEffect, useId, useState } from 'react';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
+import { startDefaultStress } from '../state/stress-store';
+import { StressPanel } from './StressPanel';
 
 const KEY_STATS = [
   'allocated_bytes.all.current',
@@ -14,6 +16,14 @@ const KEY_STATS = [
   'num_ooms',
 ];
 
+let stressStarted = false;
+/** Once per page (StrictMode runs effects twice in development). */
+function startStressOnce(): void {
+  if (stressStarted) return;
+  stressStarted = true;
+  void startDefaultStress();
+}
+
 export function App() {
   const { summary, error, busy, progress, confError, setConf, openFile, openSample } = useSession();
   const [conf, setConfText] = useState('');
@@ -21,6 +31,7 @@ export function App() {
   useEffect(() => {
     void openSample();
   }, [openSample]);
+  useEffect(startStressOnce, []);
 
   return (
     <main>
@@ -58,6 +69,7 @@ export function App() {
           {confError && <p className="error">{confError}</p>}
         </div>
       </section>
+      <StressPanel />
       {error && (
         <p role="alert" className="error">
           {error}

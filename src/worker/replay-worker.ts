@@ -23,12 +23,22 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       return;
     }
     if (!source) throw new Error('No snapshot is open.');
+    if (m.type === 'stream' && source.stream) {
+      post({ type: 'stream', stream: source.stream });
+      return;
+    }
+    const conf = m.type === 'replay' ? m.conf : null;
+    const capacityBytes = m.type === 'replay' ? m.capacityBytes : null;
     const run = replaySnapshot(source.snapshot, {
-      ...(m.conf !== null ? { conf: m.conf } : {}),
-      ...(m.capacityBytes !== null ? { capacity: { kind: 'fraction' as const, bytes: m.capacityBytes } } : {}),
+      ...(conf !== null ? { conf } : {}),
+      ...(capacityBytes !== null ? { capacity: { kind: 'fraction' as const, bytes: capacityBytes } } : {}),
       ...(source.stream ? { stream: source.stream } : {}),
     });
     source.stream = run.stream;
+    if (m.type === 'stream') {
+      post({ type: 'stream', stream: run.stream });
+      return;
+    }
     post({
       type: 'result',
       summary: {
@@ -44,6 +54,6 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       },
     });
   } catch (e) {
-    post({ type: 'error', message: (e as Error).message });
+    post({ type: 'error', message: (e as Error).message, ...(m.type === 'stream' ? { stream: true } : {}) });
   }
 };

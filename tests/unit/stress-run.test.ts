@@ -151,6 +151,22 @@ describe('stress run', () => {
     expect(seen).toBeGreaterThan(0);
   });
 
+  test('blocks live before the first request are filled by the first batch', () => {
+    const b = new RequestStreamBuilder();
+    const old = b.newId();
+    const fresh = b.newId();
+    b.alloc(fresh, 4 * MiB, 0);
+    const base = 0x7f00_0000_0000;
+    const stream = b.finish({
+      initialSegments: [{ addr: base, size: 20 * MiB, stream: 0, small: false }],
+      initialBlocks: [{ id: old, addr: base, size: 8 * MiB, requested: 8 * MiB, stream: 0 }],
+    });
+    const run = new StressRun(stream, { config: DEFAULT_CONFIG, deviceBytes: 8 * GiB, arenaWords: GiB / 4 });
+    const plan = run.step(1);
+    expect(plan.verifyBlocks).toBe(2);
+    expect([...plan.fill]).toEqual([...plan.verify]);
+  });
+
   test('rebuild fills and verifies every live block', () => {
     const run = new StressRun(randomStream(9, 1000), { config: DEFAULT_CONFIG, deviceBytes: 8 * GiB, arenaWords: GiB / 4 });
     run.step(1000);

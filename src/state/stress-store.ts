@@ -1,0 +1,150 @@
+// The GPU stress run on the page: which source runs (a built-in workload or the open snapshot),
+// the live run itself, and GPU counters since the page loaded. It starts on the built-in
+// transformer workload and plays at once, with GPU stress on whenever an adapter exists.
+import { create } from 'zustand';
+import { GiB } from '../allocator/constants';
+import { DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
+import { parseAllocConf } from '../allocator/config-parser';
+import { H200_TOTAL_MEMORY } from '../allocator/capacity';
+import { GpuSlot, LiveRun, type LiveRunStatus } from '../gpu/live-run';
+import type { RequestStream } from '../trace/request-stream';
+import { workloadById, WORKLOADS } from '../trace/workloads';
+import { snapshotStream, useSession } from './session-store';
+
+export const SNAPSHOT_SOURCE = 'snapshot';
+export const DEFAULT_WORKLOAD = WORKLOADS[0]!.id;
+/** The simulated GPU a built-in workload runs on (an 80 GiB card); a snapshot runs on the H200 it came from. */
+export const WORKLOAD_DEVICE_BYTES = 80 * GiB;
+const DEFAULT_BATCH = 64;
+
+export interface StressRequest {
+  /** A workload id, or 'snapshot' for the open snapshot's requests. */
+  source?: string;
+  params?: Record<string, number>;
+  /** Requests per batch: GPU fill, op and verify follow each batch. */
+  batch?: number;
+  /** Test-only: make new blocks overlap live ones from the first batch on. */
+  fault?: boolean;
+  gpu?: boolean;
+}
+
+interface StressState {
+  source: string;
+  status: LiveRunStatus | null;
+  error: string | null;
+  /** Counted over every run since the page loaded. */
+  verifiedBlocks: number;
+  mismatches: number;
+  start(request?: StressRequest): Promise<LiveRun | null>;
+  play(): void;
+  pause(): void;
+  step(): Promise<void>;
+}
+
+const slot = new GpuSlot();
+let run: LiveRun | null = null;
+/** Counters of runs that were replaced. */
+let earlier = { verifiedBlocks: 0, mismatches: 0 };
+let unsubscribe: (() => void) | null = null;
+/** Starts run one after another, so that the last one asked for is the one left running. */
+let starting: Promise<unknown> = Promise.resolve();
+
+function configFor(source: string): AllocatorConfig {
+  const session = useSession.getState();
+  // A snapshot runs under what its replay uses (recorded unless typed); a workload under what is typed.
+  const text = source === SNAPSHOT_SOURCE ? (session.summary?.conf ?? '') : (session.confText ?? '');
+  return text ? parseAllocConf(text).config : DEFAULT_CONFIG;
+}
+
+async function streamFor(source: string, params: Record<string, number>): Promise<RequestStream> {
+  if (source === SNAPSHOT_SOURCE) return snapshotStream();
+  const workload = workloadById(source);
+  if (!workload) throw new Error(`There is no built-in workload "${source}"; choose one of ${WORKLOADS.map((w) => w.id).join(', ')}.`);
+  return workload.generate(params);
+}
+
+function publish(): void {
+  if (!run) return;
+  const status = run.status();
+  useStress.setState({
+    status,
+    verifiedBlocks: earlier.verifiedBlocks + status.verifiedBlocks,
+    mismatches: earlier.mismatches + status.mismatches,
+  });
+}
+
+export const useStress = create<StressState>()(() => ({
+  source: DEFAULT_WORKLOAD,
+  status: null,
+  error: null,
+  verifiedBlocks: 0,
+  mismatches: 0,
+  start(request = {}) {
+    const next = starting.then(() => startNow(request));
+    starting = next.catch(() => undefined);
+    return next;
+  },
+  play() {
+    void run?.play();
+  },
+  pause() {
+    run?.pause();
+  },
+  async step() {
+    run?.pause();
+    await run?.step();
+  },
+}));
+
+async function startNow(request: StressRequest): Promise<LiveRun | null> {
+  const set = useStress.setState;
+  const source = request.source ?? useStress.getState().source;
+  let next: LiveRun;
+  try {
+    const stream = await streamFor(source, request.params ?? {});
+    next = await LiveRun.create(
+      stream,
+      {
+        config: configFor(source),
+        deviceBytes: source === SNAPSHOT_SOURCE ? H200_TOTAL_MEMORY : WORKLOAD_DEVICE_BYTES,
+        batch: request.batch ?? DEFAULT_BATCH,
+        gpu: request.gpu ?? true,
+      },
+      slot,
+    );
+  } catch (e) {
+    // The current run (if any) goes on: a bad request loses nothing.
+    set({ error: (e as Error).message });
+    return null;
+  }
+  if (run) {
+    run.pause();
+    await run.idle();
+    const old = run.status();
+    earlier = { verifiedBlocks: earlier.verifiedBlocks + old.verifiedBlocks, mismatches: earlier.mismatches + old.mismatches };
+  }
+  unsubscribe?.();
+  run = next;
+  run.setFault(request.fault ?? false);
+  unsubscribe = run.subscribe(publish);
+  set({ source, error: null });
+  publish();
+  return run;
+}
+
+/** Resolves when the pending GPU batch (if any) is done; a playing run is not waited for. */
+export function stressIdle(): Promise<void> {
+  return run?.idle() ?? Promise.resolve();
+}
+
+/** Starts the default workload, playing: what the page shows first. */
+export async function startDefaultStress(): Promise<void> {
+  const started = await useStress.getState().start();
+  void started?.play();
+}
+
+/** The GPU surface of window.splitscope. */
+export function gpuReport(): { adapter: string | null; arenaBytes: number; verifiedBlocks: number; mismatches: number } {
+  const { status, verifiedBlocks, mismatches } = useStress.getState();
+  return { adapter: status?.adapter ?? null, arenaBytes: status?.arenaBytes ?? 0, verifiedBlocks, mismatches };
+}

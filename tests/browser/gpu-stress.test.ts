@@ -1,0 +1,97 @@
+// GPU stress in real Chromium (WebGPU on SwiftShader here): every built-in workload and a real
+// snapshot run through the allocator and the arena with verify after every batch and find no
+// mismatches; the overlap fault makes verify find them. Every test here fails without an adapter.
+import { mkdirSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, inject, test } from 'vitest';
+import { WORKLOADS } from '../../src/trace/workloads';
+import { launch } from './chromium';
+
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+const shots = 'test-results/screenshots';
+
+interface RunStatus {
+  position: number;
+  total: number;
+  batches: number;
+  adapter: string | null;
+  gpuOff: string | null;
+  arenaBytes: number;
+  verifiedBlocks: number;
+  mismatches: number;
+  wordlessBlocks: number;
+  ooms: number;
+}
+interface GpuReport {
+  adapter: string | null;
+  arenaBytes: number;
+  verifiedBlocks: number;
+  mismatches: number;
+}
+
+beforeAll(async () => {
+  mkdirSync(shots, { recursive: true });
+  browser = await launch();
+  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+  page.on('pageerror', (e) => pageErrors.push(e.message));
+  await page.goto(inject('baseUrl'));
+  await page.waitForFunction(`'splitscope' in window`);
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+// Page-side code as strings: vitest rewrites test-file functions with helpers the page lacks.
+const stress = (request: object) => page.evaluate<RunStatus>(`window.splitscope.stress(${JSON.stringify(request)})`);
+const gpu = () => page.evaluate<GpuReport>('window.splitscope.gpu()');
+
+function expectGpu(run: RunStatus): void {
+  // No adapter means no GPU result: fail, never skip.
+  expect(run.gpuOff, 'GPU stress must run on a WebGPU adapter').toBeNull();
+  expect(run.adapter).not.toBeNull();
+  expect(run.arenaBytes).toBeGreaterThan(0);
+}
+
+test('the page opens with the built-in workload running on the GPU', async () => {
+  await page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`, undefined, { timeout: 60_000 });
+  const report = await gpu();
+  expect(report.adapter).not.toBeNull();
+  expect(report.mismatches).toBe(0);
+  await page.screenshot({ path: `${shots}/gpu-stress.png` });
+});
+
+test.each(WORKLOADS.map((w) => [w.id]))('workload %s: 5,000+ requests verified after every batch, no mismatches', async (id) => {
+  const run = await stress({ source: id, batch: 100 });
+  expectGpu(run);
+  expect(run.total).toBeGreaterThanOrEqual(5000);
+  expect(run.position).toBe(run.total);
+  expect(run.batches).toBe(Math.ceil(run.total / 100));
+  expect(run.verifiedBlocks).toBeGreaterThan(run.batches);
+  expect(run.ooms).toBe(0);
+  expect(run.mismatches).toBe(0);
+});
+
+test('a real snapshot (GPT-2 training, recorded on an H200) runs on the arena with no mismatches', async () => {
+  await page.waitForSelector('td[data-stat="reserved_bytes.all.peak"]');
+  const run = await stress({ source: 'snapshot', batch: 500 });
+  expectGpu(run);
+  expect(run.position).toBe(run.total);
+  expect(run.total).toBeGreaterThanOrEqual(5000);
+  expect(run.mismatches).toBe(0);
+});
+
+test('the overlap fault makes verify find mismatches', async () => {
+  const before = await gpu();
+  const run = await stress({ source: 'log-uniform', batch: 100, fault: true, params: { events: 2000 } });
+  expectGpu(run);
+  expect(run.mismatches).toBeGreaterThan(0);
+  const after = await gpu();
+  expect(after.mismatches - before.mismatches).toBe(run.mismatches);
+});
+
+test('no uncaught errors on the page', () => {
+  expect(pageErrors).toEqual([]);
+});
