@@ -1,5 +1,6 @@
 // npm run bench: figures and ratios, never pass/fail (performance goals live here, not in tests).
 import { benchCli } from './cli.bench';
+import { benchGpu } from './gpu.bench';
 import { benchImport } from './import.bench';
 import { benchReplay } from './replay.bench';
 
@@ -7,3 +8,4 @@ console.log(`splitscope benchmarks: node ${process.version}, ${process.platform}
 benchReplay();
 benchImport();
 benchCli();
+await benchGpu();

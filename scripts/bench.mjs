@@ -9,6 +9,8 @@ await build({
   platform: 'node',
   format: 'esm',
   target: 'node20',
+  // Libraries stay in node_modules (esbuild and playwright-core are used at run time as they are).
+  packages: 'external',
   logLevel: 'warning',
   banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
 });

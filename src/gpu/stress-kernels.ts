@@ -44,7 +44,7 @@ class Table {
 
 export class StressKernels {
   private readonly pipelines: Record<KernelName, GPUComputePipeline>;
-  private readonly counters: GPUBuffer;
+  private readonly counterBuffer: GPUBuffer;
   private readonly readback: GPUBuffer;
   private readonly tables: Record<'fill' | 'touch' | 'verify', Table>;
   private readonly streamParams: GPUBuffer;
@@ -73,7 +73,7 @@ export class StressKernels {
       streamWrite: make('streamWrite'),
       streamRead: make('streamRead'),
     };
-    this.counters = device.createBuffer({
+    this.counterBuffer = device.createBuffer({
       size: 16,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
@@ -92,12 +92,12 @@ export class StressKernels {
   }
 
   private async runNow(plan: BatchPlan): Promise<BatchResult> {
-    this.device.queue.writeBuffer(this.counters, 0, new Uint32Array(4));
+    this.device.queue.writeBuffer(this.counterBuffer, 0, new Uint32Array(4));
     const encoder = this.device.createCommandEncoder({ label: 'batch' });
     this.encodeTable(encoder, 'fill', plan.fill, CHUNK_U32S);
     this.encodeTable(encoder, 'touch', plan.op, OP_U32S);
     this.encodeTable(encoder, 'verify', plan.verify, CHUNK_U32S);
-    encoder.copyBufferToBuffer(this.counters, 0, this.readback, 0, 16);
+    encoder.copyBufferToBuffer(this.counterBuffer, 0, this.readback, 0, 16);
     this.device.queue.submit([encoder.finish()]);
     const counts = await this.readCounters();
     return { verifyMismatches: counts[0]!, opMismatches: counts[1]! };
@@ -119,7 +119,7 @@ export class StressKernels {
       { binding: 0, resource: { buffer: this.arena } },
       { binding: 2, resource: { buffer: this.streamParams } },
     ];
-    if (name === 'streamRead') entries.push({ binding: 3, resource: { buffer: this.counters } });
+    if (name === 'streamRead') entries.push({ binding: 3, resource: { buffer: this.counterBuffer } });
     const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
     const encoder = this.device.createCommandEncoder({ label: name });
     for (let r = 0; r < repeat; r++) {
@@ -133,12 +133,12 @@ export class StressKernels {
     return this.device.queue.onSubmittedWorkDone();
   }
 
-  /** Mismatches the plain read kernel found against the plain write kernel's values (a self-check). */
-  async streamMismatches(): Promise<number> {
+  /** The mismatch counters as they stand: [verify, op, plain read, unused] (benchmarks' self-check). */
+  counters(): Promise<Uint32Array> {
     const encoder = this.device.createCommandEncoder();
-    encoder.copyBufferToBuffer(this.counters, 0, this.readback, 0, 16);
+    encoder.copyBufferToBuffer(this.counterBuffer, 0, this.readback, 0, 16);
     this.device.queue.submit([encoder.finish()]);
-    return (await this.readCounters())[2]!;
+    return this.readCounters();
   }
 
   destroy(): void {
@@ -146,7 +146,7 @@ export class StressKernels {
       t.buffer?.destroy();
       t.params.destroy();
     }
-    this.counters.destroy();
+    this.counterBuffer.destroy();
     this.readback.destroy();
     this.streamParams.destroy();
   }
@@ -162,7 +162,7 @@ export class StressKernels {
         { binding: 1, resource: { buffer: table.buffer! } },
         { binding: 2, resource: { buffer: table.params } },
       ];
-      if (name !== 'fill') bindings.push({ binding: 3, resource: { buffer: this.counters } });
+      if (name !== 'fill') bindings.push({ binding: 3, resource: { buffer: this.counterBuffer } });
       table.bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: bindings });
     }
     const pass = encoder.beginComputePass({ label: name });

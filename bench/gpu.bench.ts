@@ -1,0 +1,63 @@
+// GPU figures in Chromium (WebGPU on whatever adapter it finds; SwiftShader here), and the figures
+// recorded on the device machine's H200 (bench/results/h200-gpu.json, made with
+// scripts/bench-gpu-device.mjs), printed side by side. SwiftShader runs on the CPU: its ratio is
+// the figure to read, not its GB/s.
+import { build } from 'esbuild';
+import { existsSync, readFileSync } from 'node:fs';
+import { launch } from '../tests/browser/chromium';
+import { rawImports } from '../scripts/raw-import-plugin.mjs';
+import type { GpuFigures } from './gpu/gpu-figures';
+import { report, ROOT } from './harness';
+
+const ORIGIN = 'http://localhost:5999'; // served by request interception; localhost makes it a secure context
+const RECORDED = `${ROOT}/bench/results/h200-gpu.json`;
+
+async function inChromium(): Promise<GpuFigures> {
+  const bundle = await build({
+    entryPoints: [`${ROOT}/bench/gpu/browser-entry.ts`],
+    bundle: true,
+    format: 'iife',
+    target: 'es2022',
+    write: false,
+    plugins: [rawImports],
+    logLevel: 'warning',
+  });
+  const script = bundle.outputFiles[0]!.text;
+  process.env.HEADLESS = '1'; // compute needs no display
+  const browser = await launch();
+  try {
+    const page = await browser.newPage();
+    await page.route(`${ORIGIN}/**`, (route) =>
+      route.request().url().endsWith('/bench.js')
+        ? route.fulfill({ contentType: 'text/javascript', body: script })
+        : route.fulfill({ contentType: 'text/html', body: '<!doctype html><script src="/bench.js"></script>' }),
+    );
+    await page.goto(`${ORIGIN}/`);
+    return await page.evaluate<GpuFigures>('window.gpuFigures');
+  } finally {
+    await browser.close();
+  }
+}
+
+function show(where: string, f: GpuFigures): void {
+  const gb = (x: number): string => `${x.toFixed(2)} GB/s`;
+  report(`GPU stress kernels: ${where} (${f.adapter}, arena ${(f.arenaBytes / 2 ** 20).toFixed(0)} MiB, live blocks ${(f.liveBytes / 2 ** 20).toFixed(0)} MiB)`, {
+    'fill (writes live blocks)': `${gb(f.fill)}  ratio to plain write ${f.fillRatio.toFixed(2)}`,
+    'op (reads input, writes output)': `${gb(f.op)}  ratio to plain read+write ${f.opRatio.toFixed(2)}`,
+    'verify (reads live blocks)': `${gb(f.verify)}  ratio to plain read ${f.verifyRatio.toFixed(2)}`,
+    'plain write, whole arena': gb(f.streamWrite),
+    'plain read, whole arena': gb(f.streamRead),
+    'mismatches seen while measuring': f.mismatches,
+    [`live run, transformer (${f.liveRun.requests} requests, batch ${f.liveRun.batch})`]:
+      `GPU on ${Math.round(f.liveRun.gpuOnPerSecond).toLocaleString()} requests/s, off ${Math.round(f.liveRun.gpuOffPerSecond).toLocaleString()} requests/s`,
+  });
+}
+
+export async function benchGpu(): Promise<void> {
+  try {
+    show('this machine, Chromium', await inChromium());
+  } catch (e) {
+    console.log(`\nGPU stress kernels: not measured here (${(e as Error).message})`);
+  }
+  if (existsSync(RECORDED)) show('recorded on the device machine, Dawn for Node', JSON.parse(readFileSync(RECORDED, 'utf8')) as GpuFigures);
+}

@@ -1,0 +1,112 @@
+// GPU figures measured in one run on one adapter, wherever WebGPU is (Chromium's page, or Dawn for
+// Node on the device machine): fill, op and verify throughput over a workload's live blocks beside
+// plain streaming kernels over the whole arena on the same buffer, and a live run with GPU stress
+// on and off. Kernel times are wall-clock around submissions of `repeat` dispatches.
+import { GiB } from '../../src/allocator/constants';
+import { DEFAULT_CONFIG } from '../../src/allocator/config';
+import { WORD_BYTES } from '../../src/gpu/arena-layout';
+import { CHUNK_U32S } from '../../src/gpu/block-chunks';
+import { GpuArena } from '../../src/gpu/gpu-arena';
+import { GpuSlot, LiveRun } from '../../src/gpu/live-run';
+import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress-run';
+import { transformerTraining } from '../../src/trace/workloads';
+
+export interface GpuFigures {
+  adapter: string;
+  arenaBytes: number;
+  liveBytes: number;
+  /** GB/s (1e9 bytes/s) over the bytes each kernel touches. */
+  fill: number;
+  op: number;
+  verify: number;
+  streamWrite: number;
+  streamRead: number;
+  fillRatio: number;
+  /** Op reads and writes: compared with the plain kernels' mixed rate 2 / (1/write + 1/read). */
+  opRatio: number;
+  verifyRatio: number;
+  /** Mismatches the measurements themselves saw (must be 0: the figures double as a check). */
+  mismatches: number;
+  liveRun: { requests: number; gpuOnPerSecond: number; gpuOffPerSecond: number; batch: number };
+}
+
+const DEVICE_BYTES = 80 * GiB;
+
+async function timed(repeat: number, submit: () => Promise<unknown>): Promise<number> {
+  await submit(); // warm-up: pipelines, first touch of the pages
+  const t0 = performance.now();
+  await submit();
+  return (performance.now() - t0) / 1e3 / repeat;
+}
+
+/** The live blocks at the workload's peak, as chunk tables for the three kernels. */
+function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops: Uint32Array<ArrayBuffer>; words: number } {
+  const run = new StressRun(transformerTraining.generate({}), { config: DEFAULT_CONFIG, deviceBytes: DEVICE_BYTES, arenaWords });
+  let peak: BatchPlan | null = null;
+  let peakWords = -1;
+  while (!run.done) {
+    const plan = run.step(256);
+    let words = 0;
+    for (let c = 1; c < plan.verify.length; c += CHUNK_U32S) words += plan.verify[c]!;
+    if (words > peakWords) [peak, peakWords] = [plan, words];
+  }
+  const chunks = peak!.verify;
+  // Each chunk's op reads the next chunk (another block's, mostly), as a layer reads the one before.
+  const n = chunks.length / CHUNK_U32S;
+  const ops = new Uint32Array(n * OP_U32S);
+  for (let i = 0; i < n; i++) {
+    ops.set(chunks.subarray(i * CHUNK_U32S, (i + 1) * CHUNK_U32S), i * OP_U32S);
+    const j = ((i + 1) % n) * CHUNK_U32S;
+    ops.set(chunks.subarray(j, j + CHUNK_U32S), i * OP_U32S + CHUNK_U32S);
+  }
+  return { chunks, ops, words: peakWords };
+}
+
+async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number): Promise<{ requests: number; perSecond: number }> {
+  const stream = transformerTraining.generate({});
+  const run = await LiveRun.create(stream, { config: DEFAULT_CONFIG, deviceBytes: DEVICE_BYTES, batch, gpu }, slot);
+  const t0 = performance.now();
+  await run.play();
+  const seconds = (performance.now() - t0) / 1e3;
+  if (run.mismatches > 0) throw new Error(`the live run found ${run.mismatches} mismatches`);
+  return { requests: stream.length, perSecond: stream.length / seconds };
+}
+
+export async function measureGpu(options: { arenaBytes?: number; repeat: number }): Promise<GpuFigures> {
+  const slot = new GpuSlot(options.arenaBytes);
+  const { arena } = await slot.get();
+  if (!arena) throw new Error(`no GPU: ${slot.unavailable}`);
+  const { kernels } = arena as GpuArena;
+  const arenaWords = arena.bytes / WORD_BYTES;
+  const { chunks, ops, words } = peakTables(arenaWords);
+  const r = options.repeat;
+  const liveBytes = words * WORD_BYTES;
+  const gbps = (bytes: number, seconds: number): number => bytes / seconds / 1e9;
+
+  const streamWrite = gbps(arena.bytes, await timed(r, () => kernels.submitStream('streamWrite', r)));
+  const streamRead = gbps(arena.bytes, await timed(r, () => kernels.submitStream('streamRead', r)));
+  const fill = gbps(liveBytes, await timed(r, () => kernels.submitKernel('fill', chunks, r)));
+  const op = gbps(2 * liveBytes, await timed(r, () => kernels.submitKernel('touch', ops, r)));
+  const verify = gbps(liveBytes, await timed(r, () => kernels.submitKernel('verify', chunks, r)));
+  const mismatches = (await kernels.counters()).reduce((a, b) => a + b, 0);
+  const mixed = 2 / (1 / streamWrite + 1 / streamRead);
+
+  const batch = 64;
+  const on = await liveRunRate(true, slot, batch);
+  const off = await liveRunRate(false, slot, batch);
+  return {
+    adapter: arena.context.adapter,
+    arenaBytes: arena.bytes,
+    liveBytes,
+    fill,
+    op,
+    verify,
+    streamWrite,
+    streamRead,
+    fillRatio: fill / streamWrite,
+    opRatio: op / mixed,
+    verifyRatio: verify / streamRead,
+    mismatches,
+    liveRun: { requests: on.requests, gpuOnPerSecond: on.perSecond, gpuOffPerSecond: off.perSecond, batch },
+  };
+}
