@@ -1,6 +1,8 @@
-// Shared by the stress kernels (prepended to each): the chunk table entry and the tag pattern.
-// One workgroup handles one chunk (at most CHUNK_WORDS words of one block); its 256 threads stride
-// through the chunk, so neighbouring threads touch neighbouring words.
+// Shared by the stress kernels (prepended to each): the chunk table entry, groups and the tag pattern.
+// One workgroup handles one group: consecutive table entries (chunks of at most CHUNK_WORDS words
+// of one block each) adding up to about CHUNK_WORDS words, so a scaled arena's many tiny blocks do
+// not each cost a workgroup. Its 256 threads stride through each chunk in turn, so neighbouring
+// threads touch neighbouring words.
 
 struct Chunk {
   start: u32, // first arena word
@@ -9,8 +11,14 @@ struct Chunk {
   first: u32, // index of the chunk's first word within its block
 }
 
+// A workgroup's share of the table: entries first .. first + count - 1.
+struct Group {
+  first: u32,
+  count: u32,
+}
+
 struct TableParams {
-  count: u32, // entries in the table (the dispatch may round up)
+  count: u32, // groups (the dispatch may round up)
 }
 
 const WORKGROUP_SIZE: u32 = 256u;
@@ -21,7 +29,7 @@ fn pattern(tag: u32, index: u32) -> u32 {
   return tag * 0x9E3779B1u + index;
 }
 
-// Tables can pass 65,535 entries, the per-dimension dispatch limit: dispatches are 2D.
-fn entryIndex(wid: vec3<u32>, groups: vec3<u32>) -> u32 {
-  return wid.x + wid.y * groups.x;
+// Tables can pass 65,535 groups, the per-dimension dispatch limit: dispatches are 2D.
+fn entryIndex(wid: vec3<u32>, grid: vec3<u32>) -> u32 {
+  return wid.x + wid.y * grid.x;
 }

@@ -3,14 +3,18 @@
 @group(0) @binding(0) var<storage, read_write> arena: array<u32>;
 @group(0) @binding(1) var<storage, read> chunks: array<Chunk>;
 @group(0) @binding(2) var<uniform> table: TableParams;
+@group(0) @binding(4) var<storage, read> groups: array<Group>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: vec3<u32>,
         @builtin(local_invocation_index) lane: u32) {
-  let e = entryIndex(wid, groups);
+  let e = entryIndex(wid, grid);
   if (e >= table.count) { return; }
-  let c = chunks[e];
-  for (var i = lane; i < c.count; i += WORKGROUP_SIZE) {
-    arena[c.start + i] = pattern(c.tag, c.first + i);
+  let g = groups[e];
+  for (var k = g.first; k < g.first + g.count; k++) {
+    let c = chunks[k];
+    for (var i = lane; i < c.count; i += WORKGROUP_SIZE) {
+      arena[c.start + i] = pattern(c.tag, c.first + i);
+    }
   }
 }

@@ -8,9 +8,9 @@ override CHUNK_WORDS: u32 = 8192u;
 @group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>, 4>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) groups: vec3<u32>,
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: vec3<u32>,
         @builtin(local_invocation_index) lane: u32) {
-  let e = entryIndex(wid, groups);
+  let e = entryIndex(wid, grid);
   if (e >= table.count) { return; }
   let start = e * CHUNK_WORDS;
   let count = min(CHUNK_WORDS, arrayLength(&arena) - start);

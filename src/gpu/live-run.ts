@@ -100,20 +100,22 @@ export class LiveRun {
     private readonly options: LiveRunOptions,
     private readonly slot: GpuSlot,
     arenaWords: number,
+    planned: boolean,
   ) {
     this.run = new StressRun(stream, {
       config: options.config,
       deviceBytes: options.deviceBytes,
       ...(options.capacity ? { capacity: options.capacity } : {}),
       arenaWords,
+      plan: planned,
     });
   }
 
   static async create(stream: RequestStream, options: LiveRunOptions, slot: GpuSlot): Promise<LiveRun> {
     const { arena } = options.gpu ? await slot.get() : { arena: null };
-    // Without a GPU the plan is still made (a nominal 1:1 layout) so the allocator side runs alike.
+    // Without a GPU only the allocator runs (the layout is nominal, 1:1).
     const words = arena ? arena.bytes / WORD_BYTES : Math.ceil(options.deviceBytes / WORD_BYTES);
-    return new LiveRun(stream, options, slot, words);
+    return new LiveRun(stream, options, slot, words, arena !== null);
   }
 
   subscribe(listener: () => void): () => void {
@@ -161,8 +163,7 @@ export class LiveRun {
     this.emit();
     while (this.playing && !this.run.done) {
       await this.step();
-      // Let the page paint and take input between batches.
-      await new Promise((resolve) => setTimeout(resolve, 0));
+      await yieldToEventLoop();
     }
     this.playing = false;
     this.emit();
@@ -205,4 +206,16 @@ export class LiveRun {
   private emit(): void {
     for (const l of this.listeners) l();
   }
+}
+
+/** Lets the page paint and take input between batches; unlike setTimeout(0), not clamped to 4 ms. */
+function yieldToEventLoop(): Promise<void> {
+  return new Promise((resolve) => {
+    const channel = new MessageChannel();
+    channel.port1.onmessage = () => {
+      channel.port1.close();
+      resolve();
+    };
+    channel.port2.postMessage(null);
+  });
 }

@@ -2,7 +2,10 @@
 // streaming kernels the benchmark compares them with. One instance per device and arena buffer.
 import { CHUNK_U32S, CHUNK_WORDS } from './block-chunks';
 import { SHADERS, type KernelName } from './shader-sources';
+import { workGroups } from './work-groups';
 import { OP_U32S, type BatchPlan } from './stress-run';
+
+type TableKernel = 'fill' | 'touch' | 'verify';
 
 /** Per-dimension workgroup limit of WebGPU's defaults. */
 const MAX_GROUPS_X = 65535;
@@ -14,9 +17,24 @@ export interface BatchResult {
   opMismatches: number;
 }
 
-/** A storage buffer for one kernel's table, grown on demand, with its uniform entry count. */
+/** Uploads `data` into `current`, or into a new buffer when it does not fit (destroying the old one). */
+function upload(device: GPUDevice, current: GPUBuffer | null, data: Uint32Array<ArrayBuffer>): GPUBuffer {
+  let buffer = current;
+  if (!buffer || buffer.size < data.byteLength) {
+    buffer?.destroy();
+    buffer = device.createBuffer({
+      size: Math.max(16, data.byteLength, (buffer?.size ?? 0) * 2),
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    });
+  }
+  if (data.byteLength > 0) device.queue.writeBuffer(buffer, 0, data);
+  return buffer;
+}
+
+/** One kernel's table and its workgroup shares, in buffers grown on demand, with the group count. */
 class Table {
-  buffer: GPUBuffer | null = null;
+  entries: GPUBuffer | null = null;
+  groups: GPUBuffer | null = null;
   readonly params: GPUBuffer;
   bindGroup: GPUBindGroup | null = null;
 
@@ -24,21 +42,23 @@ class Table {
     this.params = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   }
 
-  /** Uploads `data`; returns true when the buffer was replaced (the bind group must be remade). */
-  upload(data: Uint32Array<ArrayBuffer>, entries: number): boolean {
-    let replaced = false;
-    const bytes = Math.max(16, data.byteLength);
-    if (!this.buffer || this.buffer.size < bytes) {
-      this.buffer?.destroy();
-      this.buffer = this.device.createBuffer({
-        size: Math.max(bytes, (this.buffer?.size ?? 0) * 2),
-        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
-      });
-      replaced = true;
-    }
-    if (data.byteLength > 0) this.device.queue.writeBuffer(this.buffer, 0, data);
-    this.device.queue.writeBuffer(this.params, 0, new Uint32Array([entries, 0, 0, 0]));
-    return replaced;
+  /** Uploads `data`; returns the number of groups (workgroups to dispatch). */
+  upload(data: Uint32Array<ArrayBuffer>, stride: number): number {
+    const groups = workGroups(data, stride);
+    const [entries, shares] = [upload(this.device, this.entries, data), upload(this.device, this.groups, groups)];
+    // New buffers need a new bind group.
+    if (entries !== this.entries || shares !== this.groups) this.bindGroup = null;
+    this.entries = entries;
+    this.groups = shares;
+    const count = groups.length / 2;
+    this.device.queue.writeBuffer(this.params, 0, new Uint32Array([count, 0, 0, 0]));
+    return count;
+  }
+
+  destroy(): void {
+    this.entries?.destroy();
+    this.groups?.destroy();
+    this.params.destroy();
   }
 }
 
@@ -46,7 +66,7 @@ export class StressKernels {
   private readonly pipelines: Record<KernelName, GPUComputePipeline>;
   private readonly counterBuffer: GPUBuffer;
   private readonly readback: GPUBuffer;
-  private readonly tables: Record<'fill' | 'touch' | 'verify', Table>;
+  private readonly tables: Record<TableKernel, Table>;
   private readonly streamParams: GPUBuffer;
   readonly arenaWords: number;
   private queue: Promise<unknown> = Promise.resolve();
@@ -94,9 +114,9 @@ export class StressKernels {
   private async runNow(plan: BatchPlan): Promise<BatchResult> {
     this.device.queue.writeBuffer(this.counterBuffer, 0, new Uint32Array(4));
     const encoder = this.device.createCommandEncoder({ label: 'batch' });
-    this.encodeTable(encoder, 'fill', plan.fill, CHUNK_U32S);
-    this.encodeTable(encoder, 'touch', plan.op, OP_U32S);
-    this.encodeTable(encoder, 'verify', plan.verify, CHUNK_U32S);
+    this.encodeTable(encoder, 'fill', this.upload('fill', plan.fill));
+    this.encodeTable(encoder, 'touch', this.upload('touch', plan.op));
+    this.encodeTable(encoder, 'verify', this.upload('verify', plan.verify));
     encoder.copyBufferToBuffer(this.counterBuffer, 0, this.readback, 0, 16);
     this.device.queue.submit([encoder.finish()]);
     const counts = await this.readCounters();
@@ -104,9 +124,10 @@ export class StressKernels {
   }
 
   /** One kernel over a table, `repeat` times, in one submission (for benchmarks). */
-  submitKernel(name: 'fill' | 'touch' | 'verify', table: Uint32Array<ArrayBuffer>, repeat: number): Promise<undefined> {
+  submitKernel(name: TableKernel, table: Uint32Array<ArrayBuffer>, repeat: number): Promise<undefined> {
+    const groups = this.upload(name, table);
     const encoder = this.device.createCommandEncoder({ label: name });
-    for (let r = 0; r < repeat; r++) this.encodeTable(encoder, name, table, name === 'touch' ? OP_U32S : CHUNK_U32S);
+    for (let r = 0; r < repeat; r++) this.encodeTable(encoder, name, groups);
     this.device.queue.submit([encoder.finish()]);
     return this.device.queue.onSubmittedWorkDone();
   }
@@ -142,25 +163,27 @@ export class StressKernels {
   }
 
   destroy(): void {
-    for (const t of Object.values(this.tables)) {
-      t.buffer?.destroy();
-      t.params.destroy();
-    }
+    for (const t of Object.values(this.tables)) t.destroy();
     this.counterBuffer.destroy();
     this.readback.destroy();
     this.streamParams.destroy();
   }
 
-  private encodeTable(encoder: GPUCommandEncoder, name: 'fill' | 'touch' | 'verify', data: Uint32Array<ArrayBuffer>, stride: number): void {
-    const entries = data.length / stride;
-    if (entries === 0) return;
+  /** Uploads a kernel's table; returns the workgroups to dispatch over it. */
+  private upload(name: TableKernel, data: Uint32Array<ArrayBuffer>): number {
+    return data.length === 0 ? 0 : this.tables[name].upload(data, name === 'touch' ? OP_U32S : CHUNK_U32S);
+  }
+
+  private encodeTable(encoder: GPUCommandEncoder, name: TableKernel, groups: number): void {
+    if (groups === 0) return;
     const table = this.tables[name];
     const pipeline = this.pipelines[name];
-    if (table.upload(data, entries) || !table.bindGroup) {
+    if (!table.bindGroup) {
       const bindings: GPUBindGroupEntry[] = [
         { binding: 0, resource: { buffer: this.arena } },
-        { binding: 1, resource: { buffer: table.buffer! } },
+        { binding: 1, resource: { buffer: table.entries! } },
         { binding: 2, resource: { buffer: table.params } },
+        { binding: 4, resource: { buffer: table.groups! } },
       ];
       if (name !== 'fill') bindings.push({ binding: 3, resource: { buffer: this.counterBuffer } });
       table.bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: bindings });
@@ -168,7 +191,7 @@ export class StressKernels {
     const pass = encoder.beginComputePass({ label: name });
     pass.setPipeline(pipeline);
     pass.setBindGroup(0, table.bindGroup);
-    dispatch(pass, entries);
+    dispatch(pass, groups);
     pass.end();
   }
 

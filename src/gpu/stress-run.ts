@@ -22,6 +22,8 @@ export interface StressRunOptions {
   /** A tighter memory-fraction cap, if any. */
   capacity?: Capacity;
   arenaWords: number;
+  /** False: run the allocator only and plan no GPU work (GPU stress off). Default true. */
+  plan?: boolean;
 }
 
 /** The GPU work for one batch of requests. */
@@ -62,12 +64,14 @@ export class StressRun {
   private lastAllocated = -1;
   /** Blocks live before the first request (a trace that starts mid-run): the first batch fills them. */
   private unfilled: number[] = [];
+  private readonly planning: boolean;
 
   constructor(
     readonly stream: RequestStream,
     options: StressRunOptions,
   ) {
     this.layout = new ArenaLayout(options.arenaWords, options.deviceBytes);
+    this.planning = options.plan ?? true;
     const regionTop = inferRegionTop(stream.recordedSegments, stream.initialSegments);
     const driver = new DriverPlacement(regionTop !== undefined ? { regionTop } : {});
     this.placement = new FramedPlacement(driver, new PhysicalFrames(options.deviceBytes));
@@ -132,6 +136,7 @@ export class StressRun {
       }
     }
     this.position = end;
+    if (!this.planning) return EMPTY_PLAN;
     const newLive = fresh.filter((b) => this.live.has(b));
     this.transientBlocks += fresh.length - newLive.length;
     return {
@@ -151,7 +156,7 @@ export class StressRun {
   private track(blockId: number, block: Block): void {
     const tag = this.nextTag++ >>> 0;
     const victim = this.faultOverlap ? this.live.get(this.lastAllocated) : undefined;
-    const chunks = victim ? overlapping(victim.chunks, tag) : this.chunksOf(block, tag);
+    const chunks = !this.planning ? NO_CHUNKS : victim ? overlapping(victim.chunks, tag) : this.chunksOf(block, tag);
     this.live.set(blockId, { block, chunks });
     this.liveU32s += chunks.length;
     this.lastAllocated = blockId;
@@ -202,6 +207,9 @@ export class StressRun {
     return Uint32Array.from(out);
   }
 }
+
+const NO_CHUNKS = new Uint32Array(0);
+const EMPTY_PLAN: BatchPlan = { fill: new Uint32Array(0), op: new Uint32Array(0), verify: new Uint32Array(0), verifyBlocks: 0 };
 
 /** The fault: the victim's words, claimed under a new tag. */
 function overlapping(victim: Uint32Array, tag: number): Uint32Array {

@@ -10,6 +10,7 @@ import { ArenaLayout } from '../../src/gpu/arena-layout';
 import { blockChunks, CHUNK_U32S, CHUNK_WORDS } from '../../src/gpu/block-chunks';
 import { FRAME_BYTES, PhysicalFrames } from '../../src/gpu/physical-frames';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress-run';
+import { workGroups } from '../../src/gpu/work-groups';
 import { RequestStreamBuilder, type RequestStream } from '../../src/trace/request-stream';
 
 /** Log-uniform sizes from 1 KiB to 256 MiB, random frees, a seeded LCG (tests only). */
@@ -107,6 +108,23 @@ describe('arena layout', () => {
     expect(frames.map(4, 8 * FRAME_BYTES)).toBeNull();
     expect(frames.freeFrames).toBe(7);
   });
+});
+
+test('work groups cover the table in order, each at most CHUNK_WORDS words unless one entry', () => {
+  const run = new StressRun(randomStream(21, 3000), { config: DEFAULT_CONFIG, deviceBytes: 80 * GiB, arenaWords: (64 * MiB) / 4 });
+  const plan = run.step(3000);
+  const groups = workGroups(plan.verify, CHUNK_U32S);
+  let next = 0;
+  for (let g = 0; g < groups.length; g += 2) {
+    expect(groups[g]).toBe(next);
+    let words = 0;
+    for (let e = groups[g]!; e < groups[g]! + groups[g + 1]!; e++) words += plan.verify[e * CHUNK_U32S + 1]!;
+    if (groups[g + 1]! > 1) expect(words).toBeLessThanOrEqual(CHUNK_WORDS);
+    next += groups[g + 1]!;
+  }
+  expect(next).toBe(plan.verify.length / CHUNK_U32S);
+  // Tiny blocks share workgroups.
+  expect(groups.length / 2).toBeLessThan(plan.verify.length / CHUNK_U32S);
 });
 
 describe('stress run', () => {
