@@ -37,6 +37,16 @@ export class SdslFreeBlocks implements OrderedFreeBlocks {
   delete(block: Block): void {
     this.set.eraseElementByKey(block);
   }
+  shrinkFront(block: Block, bytes: number): void {
+    this.delete(block);
+    block.addr += bytes;
+    block.size -= bytes;
+    this.insert(block);
+  }
+  replace(old: Block, block: Block): void {
+    this.delete(old);
+    this.insert(block);
+  }
   lowerBound(stream: number, size: number): Block | undefined {
     const it = this.set.lowerBound(keyAt(this.key, stream, size));
     return it.equals(this.set.end()) ? undefined : it.pointer;
@@ -74,6 +84,16 @@ export class BTreeFreeBlocks implements OrderedFreeBlocks {
   }
   delete(block: Block): void {
     this.tree.delete(block);
+  }
+  shrinkFront(block: Block, bytes: number): void {
+    this.delete(block);
+    block.addr += bytes;
+    block.size -= bytes;
+    this.insert(block);
+  }
+  replace(old: Block, block: Block): void {
+    this.delete(old);
+    this.insert(block);
   }
   lowerBound(stream: number, size: number): Block | undefined {
     return this.tree.getPairOrNextHigher(keyAt(this.key, stream, size), this.pair)?.[0];

@@ -124,8 +124,10 @@ export class CachingAllocator {
       : roundSize(size, this.config);
     const pool = isSmallSize(rounded) ? this.small : this.large;
 
-    const block = this.getFreeBlock(pool, rounded, stream) ?? this.blockFromNewSegment(pool, rounded, stream);
-    return block ? this.allocFoundBlock(pool, block, rounded, size, stream, tag) : null;
+    const cached = this.getFreeBlock(pool, rounded, stream);
+    if (cached) return this.allocFoundBlock(pool, cached, true, rounded, size, stream, tag);
+    const block = this.blockFromNewSegment(pool, rounded, stream);
+    return block ? this.allocFoundBlock(pool, block, false, rounded, size, stream, tag) : null;
   }
 
   /** The cache-miss path: gc, cudaMalloc, free oversize blocks and retry, free all and retry, OOM. */
@@ -215,7 +217,7 @@ export class CachingAllocator {
       this.countNewInactiveSplit(before);
     }
     const split = block.size > size;
-    return this.allocFoundBlock(pool, block, size, requested, block.stream, tag, split);
+    return this.allocFoundBlock(pool, block, false, size, requested, block.stream, tag, split);
   }
 
   private poolOf(small: boolean): BlockPool {
@@ -237,8 +239,7 @@ export class CachingAllocator {
     if (size < this.maxSplit && block.size >= this.maxSplit) return null;
     // ... and one at or above it takes a block only when little is wasted.
     if (size >= this.maxSplit && block.size >= size + this.config.maxNonSplitRounding) return null;
-    pool.blocks.delete(block);
-    return block;
+    return block; // still in the free set: allocFoundBlock takes it out
   }
 
   private shouldSplit(block: Block, size: number): boolean {
@@ -247,9 +248,11 @@ export class CachingAllocator {
     return size < this.maxSplit && remaining > SMALL_SIZE;
   }
 
+  /** `inSet`: `found` is still in the pool's free set (a cache hit). */
   private allocFoundBlock(
     pool: BlockPool,
     found: Block,
+    inSet: boolean,
     size: number,
     requested: number,
     stream: number,
@@ -265,18 +268,27 @@ export class CachingAllocator {
       block = this.spareBlocks.pop() ?? new Block(0, 0, 0, small, null);
       block.reset(remaining.addr, size, stream, small, remaining.segment);
       this.linkBefore(block, remaining);
-      remaining.addr += size;
-      remaining.size -= size;
-      this.insertFree(pool, remaining);
+      if (inSet) {
+        // The remainder stays in the set, moved to its new place.
+        remaining.gcCountBase = pool.freeBlockCalls;
+        pool.blocks.shrinkFront(remaining, size);
+      } else {
+        remaining.addr += size;
+        remaining.size -= size;
+        this.insertFree(pool, remaining);
+      }
       if (alreadySplit) {
         stats.decrease(Stat.inactive_split_bytes, small, block.size);
       } else {
         stats.increase(Stat.inactive_split_bytes, small, remaining.size);
         stats.increase(Stat.inactive_split, small, 1);
       }
-    } else if (alreadySplit) {
-      stats.decrease(Stat.inactive_split_bytes, small, block.size);
-      stats.decrease(Stat.inactive_split, small, 1);
+    } else {
+      if (inSet) pool.blocks.delete(found);
+      if (alreadySplit) {
+        stats.decrease(Stat.inactive_split_bytes, small, block.size);
+        stats.decrease(Stat.inactive_split, small, 1);
+      }
     }
     block.allocated = true;
     block.requestedSize = requested;
@@ -316,9 +328,9 @@ export class CachingAllocator {
     let netBlocks = 0;
     let netBytes = 0;
     // Both neighbours are taken before merging, as PyTorch does.
-    const { next } = block;
-    const mergedPrev = this.tryMerge(pool, block, block.prev);
-    const mergedNext = this.tryMerge(pool, block, next);
+    const { prev, next } = block;
+    const mergedPrev = this.tryMerge(block, prev);
+    const mergedNext = this.tryMerge(block, next);
     if (mergedPrev > 0) {
       netBlocks -= 1;
       netBytes -= mergedPrev;
@@ -327,7 +339,12 @@ export class CachingAllocator {
       netBlocks -= 1;
       netBytes -= mergedNext;
     }
-    this.insertFree(pool, block);
+    // The merged block takes a merged neighbour's place in the set (cheaper than out and in).
+    block.gcCountBase = pool.freeBlockCalls;
+    if (mergedPrev > 0 && mergedNext > 0) pool.blocks.delete(next!);
+    if (mergedPrev > 0) pool.blocks.replace(prev!, block);
+    else if (mergedNext > 0) pool.blocks.replace(next!, block);
+    else pool.blocks.insert(block);
     if (block.isSplit()) {
       netBlocks += 1;
       netBytes += block.size;
@@ -340,10 +357,9 @@ export class CachingAllocator {
     stats.decrease(Stat.requested_bytes, small, requested);
   }
 
-  /** Merges free neighbour `src` into `dst`; returns the bytes taken over, 0 if not mergeable. */
-  private tryMerge(pool: BlockPool, dst: Block, src: Block | null): number {
+  /** Merges free neighbour `src` into `dst`; returns the bytes taken over, 0 if not mergeable. `src` stays in the free set. */
+  private tryMerge(dst: Block, src: Block | null): number {
     if (!src || src.allocated) return 0;
-    pool.blocks.delete(src);
     if (dst.prev === src) {
       dst.addr = src.addr;
       dst.prev = src.prev;
@@ -354,7 +370,8 @@ export class CachingAllocator {
       if (dst.next) dst.next.prev = dst;
     }
     dst.size += src.size;
-    // src is gone from every structure: keep it for the next split (saves a GC-heavy allocation).
+    // src leaves every structure (freeBlock takes it out of the free set): keep it for the next
+    // split (saves a GC-heavy allocation).
     this.spareBlocks.push(src);
     return src.size;
   }

@@ -16,6 +16,10 @@ export interface OrderedFreeBlocks {
   readonly size: number;
   insert(block: Block): void;
   delete(block: Block): void;
+  /** A split: `block`, in the set, gives its first `bytes` away (addr += bytes, size -= bytes). */
+  shrinkFront(block: Block, bytes: number): void;
+  /** A merge: `block`, not in the set and now ordered after `old`, takes the place of `old`, which leaves. */
+  replace(old: Block, block: Block): void;
   lowerBound(stream: number, size: number): Block | undefined;
   lastBefore(stream: number, size: number): Block | undefined;
   previous(block: Block): Block | undefined;
@@ -58,23 +62,47 @@ export class FreeBlockSet implements OrderedFreeBlocks {
   }
 
   delete(block: Block): void {
-    // The allocator usually deletes the block a lowerBound just found: skip the search then.
-    let c = this.foundChunk;
-    let i = this.foundIndex;
-    // Test c first: chunks[-1] is a named-property lookup, many times slower than an index.
-    let chunk = c >= 0 ? this.chunks[c] : undefined;
-    if (!chunk || chunk[i] !== block) {
-      c = this.chunkFor(block.stream, block.size, block.addr);
-      chunk = this.chunks[c];
-      if (!chunk) return;
-      i = lowerIndex(chunk, block.stream, block.size, block.addr);
-      if (chunk[i] !== block) return;
+    const c = this.find(block);
+    if (c >= 0) this.removeAt(c, this.foundIndex);
+  }
+
+  // Both moves below shift only the blocks between the old and the new place, usually a few
+  // in one chunk, where a delete and an insert would each shift half a chunk and search again.
+
+  shrinkFront(block: Block, bytes: number): void {
+    const c = this.find(block);
+    block.addr += bytes;
+    block.size -= bytes;
+    if (c < 0) return this.insert(block);
+    const i = this.foundIndex;
+    const chunk = this.chunks[c]!;
+    // Its key only falls: it moves towards the front of its chunk, or into an earlier one.
+    const j = lowerIndex(chunk, block.stream, block.size, block.addr, i);
+    const before = c > 0 ? this.chunks[c - 1]! : undefined;
+    if (j === 0 && before && compareKey(block.stream, block.size, block.addr, before[before.length - 1]!) < 0) {
+      this.removeAt(c, i);
+      return this.insert(block);
     }
-    for (let j = i + 1; j < chunk.length; j++) chunk[j - 1] = chunk[j]!;
-    chunk.pop();
-    this.count--;
+    for (let k = i; k > j; k--) chunk[k] = chunk[k - 1]!;
+    chunk[j] = block;
     this.foundChunk = -1;
-    if (chunk.length === 0) this.chunks.splice(c, 1);
+  }
+
+  replace(old: Block, block: Block): void {
+    const c = this.find(old);
+    if (c < 0) return this.insert(block);
+    const i = this.foundIndex;
+    const chunk = this.chunks[c]!;
+    // Its key is above old's: it moves towards the back of old's chunk, or into a later one.
+    const last = chunk[chunk.length - 1]!;
+    if (c < this.chunks.length - 1 && compareKey(block.stream, block.size, block.addr, last) > 0) {
+      this.removeAt(c, i);
+      return this.insert(block);
+    }
+    const j = lowerIndex(chunk, block.stream, block.size, block.addr, chunk.length, i + 1);
+    for (let k = i; k < j - 1; k++) chunk[k] = chunk[k + 1]!;
+    chunk[j - 1] = block;
+    this.foundChunk = -1;
   }
 
   /** The first block ordered at or after (stream, size, address 0). */
@@ -116,6 +144,33 @@ export class FreeBlockSet implements OrderedFreeBlocks {
     return this.chunks.flat();
   }
 
+  /** The chunk holding `block` (its index in foundIndex), -1 if none. */
+  private find(block: Block): number {
+    // The allocator usually takes the block a lowerBound just found: skip the search then.
+    let c = this.foundChunk;
+    let i = this.foundIndex;
+    // Test c first: chunks[-1] is a named-property lookup, many times slower than an index.
+    let chunk = c >= 0 ? this.chunks[c] : undefined;
+    if (!chunk || chunk[i] !== block) {
+      c = this.chunkFor(block.stream, block.size, block.addr);
+      chunk = this.chunks[c];
+      if (!chunk) return -1;
+      i = lowerIndex(chunk, block.stream, block.size, block.addr);
+      if (chunk[i] !== block) return -1;
+    }
+    this.foundIndex = i;
+    return c;
+  }
+
+  private removeAt(c: number, i: number): void {
+    const chunk = this.chunks[c]!;
+    for (let j = i + 1; j < chunk.length; j++) chunk[j - 1] = chunk[j]!;
+    chunk.pop();
+    this.count--;
+    this.foundChunk = -1;
+    if (chunk.length === 0) this.chunks.splice(c, 1);
+  }
+
   /** Index of the first chunk whose last element is >= the key (chunks.length if none). */
   private chunkFor(stream: number, size: number, addr: number): number {
     const chunks = this.chunks;
@@ -140,10 +195,8 @@ export class FreeBlockSet implements OrderedFreeBlocks {
   }
 }
 
-/** Index of the first block in `chunk` ordered at or after the key. */
-function lowerIndex(chunk: Block[], stream: number, size: number, addr: number): number {
-  let lo = 0;
-  let hi = chunk.length;
+/** Index of the first block in `chunk` (within [lo, hi)) ordered at or after the key. */
+function lowerIndex(chunk: Block[], stream: number, size: number, addr: number, hi = chunk.length, lo = 0): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
     if (compareKey(stream, size, addr, chunk[mid]!) > 0) lo = mid + 1;
