@@ -3,6 +3,7 @@
 import { MiB, SMALL_BUFFER } from '../allocator/constants';
 import { roundSize } from '../allocator/sizes';
 import { DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
+import { AddressTable } from './address-table';
 import {
   RequestStreamBuilder,
   type InitialBlock,
@@ -30,8 +31,9 @@ export function requestStreamFromTrace(
   { device = 0, config = DEFAULT_CONFIG }: TraceStreamOptions = {},
 ): RequestStream {
   const finalSegments = segments.filter((s) => (s.device ?? 0) === device);
-  const b = new RequestStreamBuilder();
-  const liveBlocks = new Map<number, number>(); // addr -> id
+  // Each alloc and free_requested is one request (an oom two): about 2/3 of the entries.
+  const b = new RequestStreamBuilder(Math.ceil(trace.length * 0.7));
+  const liveBlocks = new AddressTable(); // addr -> id
   const liveSegments = new Map<number, number>(); // addr -> size, made during the trace
   const initialSegments: InitialSegment[] = [];
   const initialBlocks: InitialBlock[] = [];
@@ -53,12 +55,13 @@ export function requestStreamFromTrace(
       }
       case TraceCode.free_requested: {
         let id = liveBlocks.get(addr);
-        if (id === undefined) {
+        if (id < 0) {
           // Allocated before recording began.
           id = b.newId();
           initialBlocks.push({ id, addr, size: 0, requested: size, stream: streams[i]! });
+        } else {
+          liveBlocks.delete(addr);
         }
-        liveBlocks.delete(addr);
         b.free(id, size, streams[i]!, i);
         break;
       }
@@ -104,7 +107,7 @@ export function requestStreamFromTrace(
     for (const block of segment.blocks) {
       if (block.state !== 'inactive') {
         finalSizes.set(addr, { size: block.size, requested: block.requested_size });
-        if (!liveBlocks.has(addr) && !liveSegments.has(segment.address)) {
+        if (liveBlocks.get(addr) < 0 && !liveSegments.has(segment.address)) {
           const id = b.newId();
           initialBlocks.push({ id, addr, size: block.size, requested: block.requested_size, stream: segment.stream });
         }

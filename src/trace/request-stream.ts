@@ -53,13 +53,24 @@ export interface RequestStream {
 /** Appends requests to growable columns; `finish()` trims them into a RequestStream. */
 export class RequestStreamBuilder {
   private n = 0;
-  private kind = new Uint8Array(1024);
-  private id = new Int32Array(1024);
-  private size = new Float64Array(1024);
-  private stream = new Float64Array(1024);
-  private source = new Int32Array(1024);
-  private input = new Int32Array(1024);
+  private kind: Uint8Array;
+  private id: Int32Array;
+  private size: Float64Array;
+  private stream: Float64Array;
+  private source: Int32Array;
+  private input: Int32Array;
   idCount = 0;
+
+  /** `capacity`: the expected number of requests (the columns grow past it). */
+  constructor(capacity = 1024) {
+    const n = Math.max(16, capacity);
+    this.kind = new Uint8Array(n);
+    this.id = new Int32Array(n);
+    this.size = new Float64Array(n);
+    this.stream = new Float64Array(n);
+    this.source = new Int32Array(n);
+    this.input = new Int32Array(n);
+  }
 
   get length(): number {
     return this.n;
@@ -79,14 +90,17 @@ export class RequestStreamBuilder {
 
   finish(extra: Partial<Omit<RequestStream, 'length' | 'kind' | 'id' | 'size' | 'stream' | 'source' | 'input' | 'idCount'>> = {}): RequestStream {
     const n = this.n;
+    // Views when little would be trimmed: a copy of a million requests costs more than the slack.
+    const trim = <T extends Uint8Array | Int32Array | Float64Array>(a: T): T =>
+      (n * 4 >= a.length * 3 ? a.subarray(0, n) : a.slice(0, n)) as T;
     return {
       length: n,
-      kind: this.kind.slice(0, n),
-      id: this.id.slice(0, n),
-      size: this.size.slice(0, n),
-      stream: this.stream.slice(0, n),
-      source: this.source.slice(0, n),
-      input: this.input.slice(0, n),
+      kind: trim(this.kind),
+      id: trim(this.id),
+      size: trim(this.size),
+      stream: trim(this.stream),
+      source: trim(this.source),
+      input: trim(this.input),
       idCount: this.idCount,
       failedInRecording: extra.failedInRecording ?? new Set(),
       initialSegments: extra.initialSegments ?? [],
