@@ -545,12 +545,8 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (m <= floor) underflow(at, op);
         const list = stack[m - 1];
         if (!Array.isArray(list)) notA(at, op, 'list', list!);
-        if (rows !== undefined) {
-          let count = 0;
-          for (let i = m; i < sp; i++) if (stack[i] === TRACE_ROW) count++;
-          if (count > 0) rows.appendedRows(list, count);
-        }
-        for (let i = m; i < sp; i++) list.push(stack[i]!);
+        if (rows !== undefined) rows.append(list, stack, m, sp);
+        else for (let i = m; i < sp; i++) list.push(stack[i]!);
         sp = m;
         break;
       }
@@ -602,8 +598,9 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (sp - floor < 2) underflow(at, op);
         const list = stack[sp - 2];
         if (!Array.isArray(list)) notA(at, op, 'list', list!);
-        if (stack[sp - 1] === TRACE_ROW) rows!.appendedRows(list, 1);
-        list.push(stack[--sp]!);
+        if (rows !== undefined) rows.append(list, stack, sp - 1, sp);
+        else list.push(stack[sp - 1]!);
+        sp--;
         break;
       }
       case SETITEM: {

@@ -56,16 +56,24 @@ function isFrame(v: Read): boolean {
   return typeof f.name === 'string' && typeof f.filename === 'string' && isInt(f.line!);
 }
 
+/** `count` rows, next in reading order, that belong in `list` before its item `at`. */
+export interface RowRun {
+  list: PickleValue[];
+  at: number;
+  count: number;
+}
+
 /**
- * Trace entries read as rows, and the bookkeeping that proves the rows line up with the device
- * trace lists: every batch of rows goes into a list right after it was read, lists in turn.
+ * Trace entries read as rows, and where they belong. The lists never hold their rows' stand-ins
+ * (a million-item list costs as much as the dicts did): each APPEND(S) records runs instead.
+ * Every batch must append exactly the rows read since the last one, as torch's pickles do, so
+ * rows reach the lists in reading order.
  */
 export class TraceRows {
   readonly columns: TraceColumnsBuilder;
   /** Rows already appended to a list. */
   appended = 0;
-  /** The lists that received rows, in order. */
-  readonly lists: PickleValue[][] = [];
+  readonly runs: RowRun[] = [];
   private memo: PickleValue[] = [];
   private strings!: StringCache;
   private b: Uint8Array = new Uint8Array(0);
@@ -97,11 +105,31 @@ export class TraceRows {
     return end;
   }
 
-  /** The reader's APPEND/APPENDS put `count` stand-ins into `list`. */
-  appendedRows(list: PickleValue[], count: number): void {
-    if (this.appended + count !== this.columns.length) throw new TraceRowsUnusable();
-    if (this.lists[this.lists.length - 1] !== list) this.lists.push(list);
-    this.appended += count;
+  /** The reader's APPEND/APPENDS of items[from, to) to `list`: values are pushed, stand-ins become runs. */
+  append(list: PickleValue[], items: PickleValue[], from: number, to: number): void {
+    let rows = 0;
+    for (let i = from; i < to; i++) if (items[i] === TRACE_ROW) rows++;
+    if (rows === 0) {
+      for (let i = from; i < to; i++) list.push(items[i]!);
+      return;
+    }
+    if (this.appended + rows !== this.columns.length) throw new TraceRowsUnusable();
+    this.appended += rows;
+    const runs = this.runs;
+    for (let i = from; i < to; i++) {
+      if (items[i] !== TRACE_ROW) {
+        list.push(items[i]!);
+        continue;
+      }
+      let count = 1;
+      while (i + 1 < to && items[i + 1] === TRACE_ROW) {
+        count++;
+        i++;
+      }
+      const last = runs[runs.length - 1];
+      if (last && last.list === list && last.at === list.length) last.count += count;
+      else runs.push({ list, at: list.length, count });
+    }
   }
 
   private entry(at: number): number {
@@ -116,7 +144,12 @@ export class TraceRows {
     let size = 0;
     let stream = 0;
     for (let k = 0; k < KEYS.length; k++) {
-      if (this.value() !== KEYS[k]) return -1;
+      // Keys are nearly always memo references: test those inline, leave the rest to value().
+      const p = this.pos;
+      const op = b[p];
+      if (op === BINGET && memo[b[p + 1]!] === KEYS[k]) this.pos = p + 2;
+      else if (op === LONG_BINGET && p + 5 <= b.length && memo[this.view.getUint32(p + 1, true)] === KEYS[k]) this.pos = p + 5;
+      else if (this.value() !== KEYS[k]) return -1;
       // A replay never reads the time: any number will do, unread (a big int too: checks take those).
       const v = k === 4 ? this.time() : this.value();
       switch (k) {

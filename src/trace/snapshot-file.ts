@@ -6,7 +6,7 @@
 import { Gunzip, gunzipSync } from 'fflate';
 import { ImportError } from './import-error';
 import { readPickle, type ReadPickleOptions } from './pickle-reader';
-import { TRACE_ROW, TraceRows, TraceRowsUnusable } from './pickle-trace-rows';
+import { TraceRows, TraceRowsUnusable, type RowRun } from './pickle-trace-rows';
 import { tuple, unsharedItems, writePickle, type PickleWritable } from './pickle-writer';
 import type {
   AllocatorSettings,
@@ -268,46 +268,53 @@ function checkTrace(list: unknown, d: number, seen: Set<unknown>): TraceEntry[] 
 }
 
 /**
- * A device trace as columns. `rows` holds the entries the reader read as rows (TRACE_ROW in
- * the list), in order from `rows.next`; the others are dicts, checked here.
+ * A device trace as columns: its dict entries, checked here, with the runs of rows the reader
+ * recorded for this list put in their places (see TraceRows).
  */
 function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowCursor): TraceColumns {
   if (!Array.isArray(list)) bad(`device_traces[${d}]`, 'a list of trace entries', list);
-  const from = rows.columns;
-  const first = rows.next;
-  if (list.length > 0 && list.every((e) => e === TRACE_ROW)) {
-    // The usual case: the rows as they are, no copy.
-    if (rows.lists[rows.nextList++] !== list || first + list.length > from.length) throw new TraceRowsUnusable();
-    rows.next += list.length;
-    return sliceColumns(from, first, rows.next);
+  const { runs, columns: from } = rows;
+  let k = rows.nextRun;
+  // Runs come in reading order: this list's must be next (a list that appears twice has none left).
+  if (rows.lists.has(list) && runs[k]?.list !== list) throw new TraceRowsUnusable();
+  const mine = (at: number): boolean => k < runs.length && runs[k]!.list === list && runs[k]!.at === at;
+  if (list.length === 0 && mine(0) && !(k + 1 < runs.length && runs[k + 1]!.list === list)) {
+    // The usual case: one run, no dicts: the rows as they are, no copy.
+    const start = rows.next;
+    rows.next += runs[k]!.count;
+    rows.nextRun = k + 1;
+    return sliceColumns(from, start, rows.next);
   }
-  const out = new TraceColumnsBuilder(list.length);
-  let lastFrames: unknown;
-  let own = false;
-  for (let i = 0; i < list.length; i++) {
-    const e = list[i];
-    if (e === TRACE_ROW) {
-      // Rows must fill the lists that received them, in that order (see TraceRows).
-      if (!own && rows.lists[rows.nextList++] !== list) throw new TraceRowsUnusable();
-      own = true;
-      const r = rows.next++;
-      if (r >= from.length) throw new TraceRowsUnusable();
-      out.push(from.action[r]!, from.addr[r]!, from.size[r]!, from.stream[r]!);
-    } else {
-      lastFrames = checkTraceEntry(e, d, i, seen, lastFrames);
-      const t = e as TraceEntry;
-      out.push(traceCode(t.action), t.addr, t.size, t.stream);
+  let rowCount = 0;
+  for (let j = k; j < runs.length && runs[j]!.list === list; j++) rowCount += runs[j]!.count;
+  const out = new TraceColumnsBuilder(list.length + rowCount);
+  const takeRuns = (at: number): void => {
+    for (; mine(at); k++) {
+      out.pushRows(from, rows.next, runs[k]!.count);
+      rows.next += runs[k]!.count;
     }
+  };
+  let lastFrames: unknown;
+  for (let i = 0; i < list.length; i++) {
+    takeRuns(i);
+    const e = list[i];
+    lastFrames = checkTraceEntry(e, d, i, seen, lastFrames);
+    const t = e as TraceEntry;
+    out.push(traceCode(t.action), t.addr, t.size, t.stream);
   }
+  takeRuns(list.length);
+  rows.nextRun = k;
   return out;
 }
 
 interface RowCursor {
   columns: TraceColumns;
-  lists: readonly unknown[];
-  /** The next row and list to take. */
+  runs: readonly RowRun[];
+  /** The lists that received runs. */
+  lists: ReadonlySet<unknown>;
+  /** The next row and run to take. */
   next: number;
-  nextList: number;
+  nextRun: number;
 }
 
 /** Checks one entry in place; returns its frame list (a repeat of the last one is not checked again). */
@@ -464,13 +471,14 @@ function checkSnapshot(raw: unknown, rows: TraceRows | undefined): SnapshotForRe
   if (tracesIn !== undefined && tracesIn !== null) {
     if (!Array.isArray(tracesIn)) bad('device_traces', 'a list with one list per device', tracesIn);
     if (rows) {
-      const cursor: RowCursor = { columns: rows.columns, lists: rows.lists, next: 0, nextList: 0 };
+      const lists = new Set(rows.runs.map((r) => r.list));
+      const cursor: RowCursor = { columns: rows.columns, runs: rows.runs, lists, next: 0, nextRun: 0 };
       for (let d = 0; d < tracesIn.length; d++) {
         traces.push(traceColumnsOf(tracesIn[d], d, seen, cursor));
         device_traces.push([]);
       }
       // Every row went into a device trace, and nowhere else.
-      if (cursor.next !== rows.columns.length || cursor.nextList !== rows.lists.length) throw new TraceRowsUnusable();
+      if (cursor.next !== rows.columns.length || cursor.nextRun !== rows.runs.length) throw new TraceRowsUnusable();
     } else {
       for (let d = 0; d < tracesIn.length; d++) device_traces.push(checkTrace(tracesIn[d], d, seen));
     }
@@ -542,9 +550,9 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
         const read = checkSnapshot(readPickle(data, { ...pickleOptions, traceRows: rows }), rows);
         progress(1);
         return read;
-      } catch (e) {
-        // A file that reuses an entry in ways torch never does: read it the generic way.
-        if (!(e instanceof TraceRowsUnusable)) throw e;
+      } catch {
+        // A file that reuses an entry in ways torch never does, or a bad one: read it again the
+        // generic way, whose outcome and messages are then the ones decodeSnapshotFile gives.
       }
     }
     raw = readPickle(data, pickleOptions);

@@ -71,6 +71,17 @@ export class TraceColumnsBuilder implements TraceColumns {
     this.stream[i] = stream;
   }
 
+  /** Appends rows [start, start + count) of `from`. */
+  pushRows(from: TraceColumns, start: number, count: number): void {
+    while (this.length + count > this.action.length) this.grow();
+    const end = start + count;
+    this.action.set(from.action.subarray(start, end), this.length);
+    this.addr.set(from.addr.subarray(start, end), this.length);
+    this.size.set(from.size.subarray(start, end), this.length);
+    this.stream.set(from.stream.subarray(start, end), this.length);
+    this.length += count;
+  }
+
   private grow(): void {
     const n = this.action.length * 2;
     this.action = growTyped(this.action, n);
