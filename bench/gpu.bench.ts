@@ -43,10 +43,11 @@ function show(where: string, f: GpuFigures): void {
   const gb = (x: number): string => `${x.toFixed(2)} GB/s`;
   report(`GPU stress kernels: ${where} (${f.adapter}, arena ${(f.arenaBytes / 2 ** 20).toFixed(0)} MiB, live blocks ${(f.liveBytes / 2 ** 20).toFixed(0)} MiB)`, {
     'fill (writes live blocks)': `${gb(f.fill)}  ratio to plain write ${f.fillRatio.toFixed(2)}`,
-    'op (reads input, writes output)': `${gb(f.op)}  ratio to plain read+write ${f.opRatio.toFixed(2)}`,
+    'op (reads input, writes output)': `${gb(f.op)}  ratio to plain copy ${f.opRatio.toFixed(2)}`,
     'verify (reads live blocks)': `${gb(f.verify)}  ratio to plain read ${f.verifyRatio.toFixed(2)}`,
     'plain write, whole arena': gb(f.streamWrite),
     'plain read, whole arena': gb(f.streamRead),
+    'plain copy, half onto half (read+write)': f.streamCopy !== undefined ? gb(f.streamCopy) : 'not measured',
     'mismatches seen while measuring': f.mismatches,
     [`live run, transformer (${f.liveRun.requests} requests, batch ${f.liveRun.batch})`]:
       `GPU on ${Math.round(f.liveRun.gpuOnPerSecond).toLocaleString()} requests/s, off ${Math.round(f.liveRun.gpuOffPerSecond).toLocaleString()} requests/s`,

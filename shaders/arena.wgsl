@@ -23,6 +23,11 @@ struct TableParams {
 
 const WORKGROUP_SIZE: u32 = 256u;
 
+// Words per 128-byte line. Kernels start each chunk's loop at the line below it (the `skew` words
+// before the chunk are skipped), so a warp's stores cover whole lines: at a scaled arena chunks start
+// anywhere, and stores straddling lines cost partial-line writes.
+const LINE_WORDS: u32 = 32u;
+
 // The value word `index` of the block tagged `tag` holds. Distinct tags give distinct values at
 // almost every index, so a block written over another leaves words the other cannot explain.
 fn pattern(tag: u32, index: u32) -> u32 {

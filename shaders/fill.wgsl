@@ -13,8 +13,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
   let g = groups[e];
   for (var k = g.first; k < g.first + g.count; k++) {
     let c = chunks[k];
-    for (var i = lane; i < c.count; i += WORKGROUP_SIZE) {
-      arena[c.start + i] = pattern(c.tag, c.first + i);
+    let skew = c.start % LINE_WORDS;
+    let base = c.start - skew;
+    for (var i = lane; i < c.count + skew; i += WORKGROUP_SIZE) {
+      if (i >= skew) { arena[base + i] = pattern(c.tag, c.first + i - skew); }
     }
   }
 }

@@ -15,7 +15,19 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
   let start = e * CHUNK_WORDS;
   let count = min(CHUNK_WORDS, arrayLength(&arena) - start);
   var bad = 0u;
-  for (var i = lane; i < count; i += WORKGROUP_SIZE) {
+  var i = lane;
+  // Unrolled like verify, so that the yardstick is no weaker than the kernel it measures.
+  for (; i + 3u * WORKGROUP_SIZE < count; i += 4u * WORKGROUP_SIZE) {
+    let w0 = arena[start + i];
+    let w1 = arena[start + i + WORKGROUP_SIZE];
+    let w2 = arena[start + i + 2u * WORKGROUP_SIZE];
+    let w3 = arena[start + i + 3u * WORKGROUP_SIZE];
+    bad += select(0u, 1u, w0 != pattern(e, start + i))
+         + select(0u, 1u, w1 != pattern(e, start + i + WORKGROUP_SIZE))
+         + select(0u, 1u, w2 != pattern(e, start + i + 2u * WORKGROUP_SIZE))
+         + select(0u, 1u, w3 != pattern(e, start + i + 3u * WORKGROUP_SIZE));
+  }
+  for (; i < count; i += WORKGROUP_SIZE) {
     bad += select(0u, 1u, arena[start + i] != pattern(e, start + i));
   }
   if (bad > 0u) { atomicAdd(&counters[2], bad); }

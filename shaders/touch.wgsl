@@ -1,6 +1,7 @@
 // Op: the workload's step. Each new block is written from the block its op reads: an elementwise
 // touch that reads the input's words (checking them on the way) and writes the output's pattern,
-// so verify can still check the output afterwards. Input words wrap when the input is shorter.
+// so verify can still check the output afterwards. Output word x reads input word x; past the end
+// of a shorter input (or with none, count 0) the output is only written.
 
 struct OpEntry {
   output: Chunk,
@@ -22,15 +23,40 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
   var bad = 0u;
   for (var k = g.first; k < g.first + g.count; k++) {
     let op = ops[k];
-    var j = lane;
-    for (var i = lane; i < op.output.count; i += WORKGROUP_SIZE) {
-      if (op.input.count > 0u) {
-        if (j >= op.input.count) { j = j % op.input.count; }
-        let got = arena[op.input.start + j];
-        bad += select(0u, 1u, got != pattern(op.input.tag, op.input.first + j));
-        j += WORKGROUP_SIZE;
+    let o = op.output;
+    let n = op.input;
+    // Output words are aligned to lines (stores matter most); index i is output word x = i - skew.
+    let skew = o.start % LINE_WORDS;
+    let base = o.start - skew;
+    let end = o.count + skew;
+    var i = lane;
+    if (i < skew) { i += WORKGROUP_SIZE; }
+    // Four words a step while they last, the loads issued together.
+    for (; i + 3u * WORKGROUP_SIZE < end; i += 4u * WORKGROUP_SIZE) {
+      let x = i - skew;
+      if (x + 3u * WORKGROUP_SIZE < n.count) {
+        let w0 = arena[n.start + x];
+        let w1 = arena[n.start + x + WORKGROUP_SIZE];
+        let w2 = arena[n.start + x + 2u * WORKGROUP_SIZE];
+        let w3 = arena[n.start + x + 3u * WORKGROUP_SIZE];
+        bad += select(0u, 1u, w0 != pattern(n.tag, n.first + x))
+             + select(0u, 1u, w1 != pattern(n.tag, n.first + x + WORKGROUP_SIZE))
+             + select(0u, 1u, w2 != pattern(n.tag, n.first + x + 2u * WORKGROUP_SIZE))
+             + select(0u, 1u, w3 != pattern(n.tag, n.first + x + 3u * WORKGROUP_SIZE));
+      } else {
+        for (var y = x; y < n.count && y < x + 4u * WORKGROUP_SIZE; y += WORKGROUP_SIZE) {
+          bad += select(0u, 1u, arena[n.start + y] != pattern(n.tag, n.first + y));
+        }
       }
-      arena[op.output.start + i] = pattern(op.output.tag, op.output.first + i);
+      arena[base + i] = pattern(o.tag, o.first + x);
+      arena[base + i + WORKGROUP_SIZE] = pattern(o.tag, o.first + x + WORKGROUP_SIZE);
+      arena[base + i + 2u * WORKGROUP_SIZE] = pattern(o.tag, o.first + x + 2u * WORKGROUP_SIZE);
+      arena[base + i + 3u * WORKGROUP_SIZE] = pattern(o.tag, o.first + x + 3u * WORKGROUP_SIZE);
+    }
+    for (; i < end; i += WORKGROUP_SIZE) {
+      let x = i - skew;
+      if (x < n.count) { bad += select(0u, 1u, arena[n.start + x] != pattern(n.tag, n.first + x)); }
+      arena[base + i] = pattern(o.tag, o.first + x);
     }
   }
   if (bad > 0u) { atomicAdd(&counters[1], bad); }

@@ -59,7 +59,7 @@ export async function acquireGpu(listener: GpuListener, gpu: GPU | undefined = g
   device.addEventListener('uncapturederror', (event) => listener.error((event as GPUUncapturedErrorEvent).error.message));
   const info = adapter.info;
   const software = info.isFallbackAdapter || /swiftshader|llvmpipe|warp/i.test(`${info.architecture} ${info.description}`);
-  const name = [info.vendor, info.architecture].filter(Boolean).join(' ') || info.description || 'unknown adapter';
+  const name = [info.vendor, info.architecture || info.device].filter(Boolean).join(' ') || 'unknown adapter';
   const preferred = software ? DEFAULT_SOFTWARE_ARENA_BYTES : DEFAULT_ARENA_BYTES;
   return { device, adapter: name, software, maxArenaBytes, defaultArenaBytes: Math.min(preferred, maxArenaBytes) };
 }

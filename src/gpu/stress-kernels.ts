@@ -67,7 +67,6 @@ export class StressKernels {
   private readonly counterBuffer: GPUBuffer;
   private readonly readback: GPUBuffer;
   private readonly tables: Record<TableKernel, Table>;
-  private readonly streamParams: GPUBuffer;
   readonly arenaWords: number;
   private queue: Promise<unknown> = Promise.resolve();
 
@@ -92,6 +91,7 @@ export class StressKernels {
       verify: make('verify'),
       streamWrite: make('streamWrite'),
       streamRead: make('streamRead'),
+      streamCopy: make('streamCopy'),
     };
     this.counterBuffer = device.createBuffer({
       size: 16,
@@ -99,8 +99,6 @@ export class StressKernels {
     });
     this.readback = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
     this.tables = { fill: new Table(device), touch: new Table(device), verify: new Table(device) };
-    this.streamParams = device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-    device.queue.writeBuffer(this.streamParams, 0, new Uint32Array([Math.ceil(this.arenaWords / CHUNK_WORDS), 0, 0, 0]));
   }
 
   /** Fill, op and verify for one batch, in one submission; resolves with the mismatch counts.
@@ -132,13 +130,17 @@ export class StressKernels {
     return this.device.queue.onSubmittedWorkDone();
   }
 
-  /** The plain streaming kernel over the whole arena, `repeat` times, in one submission. */
-  submitStream(name: 'streamWrite' | 'streamRead', repeat: number): Promise<undefined> {
-    const groups = Math.ceil(this.arenaWords / CHUNK_WORDS);
+  /** A plain streaming kernel over the whole arena (copy: its lower half onto the upper), `repeat`
+   * times, in one submission. */
+  submitStream(name: 'streamWrite' | 'streamRead' | 'streamCopy', repeat: number): Promise<undefined> {
+    const words = name === 'streamCopy' ? Math.floor(this.arenaWords / 2) : this.arenaWords;
+    const groups = Math.ceil(words / CHUNK_WORDS);
     const pipeline = this.pipelines[name];
+    const params = this.device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.device.queue.writeBuffer(params, 0, new Uint32Array([groups, 0, 0, 0]));
     const entries: GPUBindGroupEntry[] = [
       { binding: 0, resource: { buffer: this.arena } },
-      { binding: 2, resource: { buffer: this.streamParams } },
+      { binding: 2, resource: { buffer: params } },
     ];
     if (name === 'streamRead') entries.push({ binding: 3, resource: { buffer: this.counterBuffer } });
     const bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries });
@@ -151,6 +153,7 @@ export class StressKernels {
       pass.end();
     }
     this.device.queue.submit([encoder.finish()]);
+    params.destroy(); // freed once the submitted work is done
     return this.device.queue.onSubmittedWorkDone();
   }
 
@@ -166,7 +169,6 @@ export class StressKernels {
     for (const t of Object.values(this.tables)) t.destroy();
     this.counterBuffer.destroy();
     this.readback.destroy();
-    this.streamParams.destroy();
   }
 
   /** Uploads a kernel's table; returns the workgroups to dispatch over it. */
