@@ -78,6 +78,7 @@ function main(argv: string[]): number {
   const { snapshot, traces } = values.out ? { snapshot: load(file), traces: [] } : loadForReplay(file);
   const run = replaySnapshot(snapshot, {
     ...(traces[0] ? { trace: traces[0] } : {}),
+    statsOnly: !values.out,
     ...(values.conf !== undefined ? { conf: values.conf } : {}),
     ...(capacity ? { capacity } : {}),
     ...(values.addresses ? { addresses: values.addresses as AddressModel } : {}),

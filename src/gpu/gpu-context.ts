@@ -25,8 +25,8 @@ export interface GpuUnavailable {
 }
 
 export interface GpuListener {
-  /** The device is gone (driver reset, GPU process crash); `reason` is the browser's message. */
-  lost(reason: string): void;
+  /** The device is gone (driver reset, GPU process crash, or destroy()); `message` is the browser's. */
+  lost(message: string): void;
   /** A WebGPU validation or out-of-memory error nothing else caught. */
   error(message: string): void;
 }
@@ -53,9 +53,8 @@ export async function acquireGpu(listener: GpuListener, gpu: GPU | undefined = g
       maxStorageBufferBindingSize: limits.maxStorageBufferBindingSize,
     },
   });
-  void device.lost.then((info) => {
-    if (info.reason !== 'destroyed') listener.lost(info.message || 'the GPU device was lost');
-  });
+  // Every loss is reported, destroy() included: only the owner knows whether it meant it.
+  void device.lost.then((info) => listener.lost(info.message || 'the GPU device was lost'));
   device.addEventListener('uncapturederror', (event) => listener.error((event as GPUUncapturedErrorEvent).error.message));
   const info = adapter.info;
   const software = info.isFallbackAdapter || /swiftshader|llvmpipe|warp/i.test(`${info.architecture} ${info.description}`);

@@ -49,38 +49,54 @@ export class GpuSlot {
   losses = 0;
   lastError: string | null = null;
   private opening: Promise<void> | null = null;
-  private lostSinceOpen = false;
+  private lost = false;
+  /** Arenas this slot destroyed itself: their devices' loss is no loss. */
+  private readonly retired = new WeakSet<GpuArena>();
 
   constructor(private readonly arenaBytes?: number) {}
 
   /** The arena, (re)acquired if there is none or the device was lost; null without a usable GPU. */
-  async get(): Promise<{ arena: GpuArena | null; fresh: boolean }> {
-    let fresh = false;
+  async get(): Promise<GpuArena | null> {
     // Open once; after a refusal (no adapter) do not ask again, after a loss always do.
-    if ((!this.arena && this.unavailable === null) || this.lostSinceOpen) {
-      this.opening ??= this.open();
+    if ((!this.arena && this.unavailable === null) || this.lost) {
+      this.opening ??= this.open().finally(() => (this.opening = null));
       await this.opening;
-      this.opening = null;
-      fresh = true;
     }
-    return { arena: this.arena, fresh };
+    return this.arena;
+  }
+
+  /** The device failed a batch: the next get() replaces it. */
+  invalidate(message: string): void {
+    this.lastError = message;
+    if (!this.lost) this.losses++;
+    this.lost = true;
+  }
+
+  /** Test-only: loses the device as a driver reset would (the next get() replaces it). */
+  simulateLoss(): void {
+    this.arena?.context.device.destroy();
   }
 
   private async open(): Promise<void> {
-    if (this.arena && !this.lostSinceOpen) this.arena.destroy();
+    if (this.arena && !this.lost) {
+      this.retired.add(this.arena);
+      this.arena.destroy();
+    }
     this.arena = null;
-    this.lostSinceOpen = false;
+    this.lost = false;
+    let opened: GpuArena | null = null;
     const result: GpuArena | GpuUnavailable = await GpuArena.open(
       {
         lost: () => {
+          if (opened && this.retired.has(opened)) return;
           this.losses++;
-          this.lostSinceOpen = true;
+          this.lost = true;
         },
         error: (message) => (this.lastError = message),
       },
       this.arenaBytes,
     );
-    if (result instanceof GpuArena) this.arena = result;
+    if (result instanceof GpuArena) this.arena = opened = result;
     else this.unavailable = result.reason;
   }
 }
@@ -91,7 +107,8 @@ export class LiveRun {
   batches = 0;
   verifiedBlocks = 0;
   mismatches = 0;
-  private arenaReady = false;
+  /** The arena the last batch ran on: a different one is blank and needs every live block rewritten. */
+  private arenaSeen: GpuArena | null = null;
   private stepping: Promise<void> | null = null;
   private listeners = new Set<() => void>();
 
@@ -112,7 +129,7 @@ export class LiveRun {
   }
 
   static async create(stream: RequestStream, options: LiveRunOptions, slot: GpuSlot): Promise<LiveRun> {
-    const { arena } = options.gpu ? await slot.get() : { arena: null };
+    const arena = options.gpu ? await slot.get() : null;
     // Without a GPU only the allocator runs (the layout is nominal, 1:1).
     const words = arena ? arena.bytes / WORD_BYTES : Math.ceil(options.deviceBytes / WORD_BYTES);
     return new LiveRun(stream, options, slot, words, arena !== null);
@@ -188,17 +205,24 @@ export class LiveRun {
   }
 
   private async onGpu(plan: BatchPlan): Promise<void> {
-    const { arena, fresh } = await this.slot.get();
+    const arena = await this.slot.get();
     if (!arena) return;
     if (arena.bytes / WORD_BYTES !== this.run.layout.arenaWords) {
       // A replacement device gave a different arena size: the layout is fixed per run, so stop GPU work.
       this.slot.unavailable = 'The GPU came back with a different arena size: GPU stress is off for this run.';
       return;
     }
-    // A new device (first batch, or after a loss) starts blank: rewrite every live block first.
-    const work = fresh && this.arenaReady ? this.run.rebuild() : plan;
-    this.arenaReady = true;
-    const result = await arena.kernels.run(work);
+    // A new device (after a loss) starts blank: rewrite every live block first.
+    const work = this.arenaSeen !== null && arena !== this.arenaSeen ? this.run.rebuild() : plan;
+    this.arenaSeen = arena;
+    let result;
+    try {
+      result = await arena.kernels.run(work);
+    } catch (e) {
+      // A device lost mid-batch fails its readback: replace the device; the next batch rebuilds.
+      this.slot.invalidate(String(e));
+      return;
+    }
     this.verifiedBlocks += work.verifyBlocks;
     this.mismatches += result.verifyMismatches + result.opMismatches;
   }

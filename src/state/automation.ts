@@ -1,7 +1,7 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/live-run';
 import { useSession, whenIdle } from './session-store';
-import { gpuReport, stressIdle, useStress, type StressRequest } from './stress-store';
+import { gpuReport, loseGpuForTest, stressIdle, useStress, type StressRequest } from './stress-store';
 
 export interface Automation {
   ready(): Promise<void>;
@@ -14,6 +14,8 @@ export interface Automation {
    * resolves with the run's own counters. Rejects when the request is bad.
    */
   stress(request?: StressRequest): Promise<LiveRunStatus>;
+  /** Test-only: loses the GPU device mid-run, as a driver reset would. */
+  loseGpu(): void;
 }
 
 export function installAutomation(): void {
@@ -34,6 +36,7 @@ export function installAutomation(): void {
       await run.play();
       return run.status();
     },
+    loseGpu: loseGpuForTest,
   };
   (window as unknown as { splitscope: Automation }).splitscope = surface;
 }

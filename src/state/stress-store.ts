@@ -148,3 +148,8 @@ export function gpuReport(): { adapter: string | null; arenaBytes: number; verif
   const { status, verifiedBlocks, mismatches } = useStress.getState();
   return { adapter: status?.adapter ?? null, arenaBytes: status?.arenaBytes ?? 0, verifiedBlocks, mismatches };
 }
+
+/** Test-only: loses the GPU device as a driver reset would; the run goes on on a new one. */
+export function loseGpuForTest(): void {
+  slot.simulateLoss();
+}

@@ -15,10 +15,13 @@ export class EventLog implements TraceSink {
   request: Int32Array;
   /** Set by the replay before each request. */
   currentRequest = -1;
+  /** Only `length` is kept (a replay for its stats alone): the columns stay empty. */
+  readonly countOnly: boolean;
 
   /** `capacity`: expected number of events (a request stream makes about 1.5 per request). */
-  constructor(capacity = 1024) {
-    const n = Math.max(16, capacity);
+  constructor(capacity = 1024, { countOnly = false } = {}) {
+    this.countOnly = countOnly;
+    const n = countOnly ? 0 : Math.max(16, capacity);
     this.action = new Uint8Array(n);
     this.addr = new Float64Array(n);
     this.size = new Float64Array(n);
@@ -28,6 +31,10 @@ export class EventLog implements TraceSink {
   }
 
   record(action: Action, addr: number, size: number, stream: number, tag: number): void {
+    if (this.countOnly) {
+      this.length++;
+      return;
+    }
     if (this.length === this.action.length) this.grow();
     const i = this.length++;
     this.action[i] = action;

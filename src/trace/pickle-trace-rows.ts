@@ -38,13 +38,9 @@ const LONG1 = 0x8a;
 const BINFLOAT = 0x47;
 const FRAME = 0x95;
 
-const KEYS = ['action', 'addr', 'size', 'stream', 'time_us', 'compile_context', 'user_metadata'];
-
 /** Returned by `value()` for anything the fast path does not read. */
 const NO = Symbol('no');
-/** Returned by `time()` for a number it skipped. */
-const TIME = Symbol('time');
-type Read = PickleValue | typeof NO | typeof TIME;
+type Read = PickleValue | typeof NO;
 
 function isInt(v: Read): v is number {
   return typeof v === 'number' && Number.isInteger(v);
@@ -134,56 +130,63 @@ export class TraceRows {
 
   private entry(at: number): number {
     const b = this.b;
-    const memo = this.memo;
-    this.pos = at;
-    if (b[this.pos] !== MEMOIZE || b[this.pos + 1] !== MARK) return -1;
-    this.pos += 2;
-    memo.push(TRACE_ROW);
-    let code = -1;
-    let addr = 0;
-    let size = 0;
-    let stream = 0;
-    for (let k = 0; k < KEYS.length; k++) {
-      // Keys are nearly always memo references: test those inline, leave the rest to value().
-      const p = this.pos;
-      const op = b[p];
-      if (op === BINGET && memo[b[p + 1]!] === KEYS[k]) this.pos = p + 2;
-      else if (op === LONG_BINGET && p + 5 <= b.length && memo[this.view.getUint32(p + 1, true)] === KEYS[k]) this.pos = p + 5;
-      else if (this.value() !== KEYS[k]) return -1;
-      // A replay never reads the time: any number will do, unread (a big int too: checks take those).
-      const v = k === 4 ? this.time() : this.value();
-      switch (k) {
-        case 0:
-          code = traceCode(v);
-          if (code < 0) return -1;
-          break;
-        case 1:
-          if (!isInt(v)) return -1;
-          addr = v;
-          break;
-        case 2:
-          if (!isInt(v)) return -1;
-          size = v;
-          break;
-        case 3:
-          if (!isInt(v)) return -1;
-          stream = v;
-          break;
-        case 4:
-          if (v !== TIME) return -1;
-          break;
-        default:
-          if (typeof v !== 'string') return -1;
-      }
-    }
+    if (b[at] !== MEMOIZE || b[at + 1] !== MARK) return -1;
+    this.pos = at + 2;
+    this.memo.push(TRACE_ROW);
+    if (!this.key('action')) return -1;
+    const code = traceCode(this.value());
+    if (code < 0 || !this.key('addr')) return -1;
+    const addr = this.int();
+    if (Number.isNaN(addr) || !this.key('size')) return -1;
+    const size = this.int();
+    if (Number.isNaN(size) || !this.key('stream')) return -1;
+    const stream = this.int();
+    // A replay never reads the time: any number will do, unread (a big int too: checks take those).
+    if (Number.isNaN(stream) || !this.key('time_us') || !this.time()) return -1;
+    if (!this.key('compile_context') || typeof this.value() !== 'string') return -1;
+    if (!this.key('user_metadata') || typeof this.value() !== 'string') return -1;
     this.skipFrames();
     if (b[this.pos] !== SETITEMS) {
-      if (this.value() !== 'frames' || !this.frames()) return -1;
+      if (!this.key('frames') || !this.frames()) return -1;
       this.skipFrames();
       if (b[this.pos] !== SETITEMS) return -1;
     }
     this.columns.push(code, addr, size, stream);
     return this.pos + 1;
+  }
+
+  /** Reads the key `name`. Keys are nearly always memo references: those are tested inline. */
+  private key(name: string): boolean {
+    const b = this.b;
+    const p = this.pos;
+    const op = b[p];
+    if (op === BINGET && p + 2 <= b.length && this.memo[b[p + 1]!] === name) {
+      this.pos = p + 2;
+      return true;
+    }
+    if (op === LONG_BINGET && p + 5 <= b.length && this.memo[this.view.getUint32(p + 1, true)] === name) {
+      this.pos = p + 5;
+      return true;
+    }
+    return this.value() === name;
+  }
+
+  /** An integer value, NaN for anything else; the common small ones and addresses read inline. */
+  private int(): number {
+    const b = this.b;
+    const p = this.pos;
+    const op = b[p];
+    if (op === BININT1 && p + 2 <= b.length) {
+      this.pos = p + 2;
+      return b[p + 1]!;
+    }
+    if (op === LONG1 && p + 2 <= b.length && b[p + 1]! <= 6 && p + 2 + b[p + 1]! <= b.length) {
+      const len = b[p + 1]!;
+      this.pos = p + 2 + len;
+      return decodeLong(b, p + 2, len) as number; // 6 bytes or fewer: always a safe integer
+    }
+    const v = this.value();
+    return isInt(v) ? v : NaN;
   }
 
   /** A frame list: a memo reference, or a new list of frame dicts. Checks it and keeps nothing. */
@@ -246,16 +249,16 @@ export class TraceRows {
     return true;
   }
 
-  /** Skips a number without decoding it: TIME, or NO for anything else. */
-  private time(): typeof TIME | typeof NO {
+  /** Skips a number without decoding it; false for anything else. */
+  private time(): boolean {
     this.skipFrames();
     const b = this.b;
     const p = this.pos;
     const op = b[p];
     const len = op === BININT1 ? 2 : op === BININT2 ? 3 : op === BININT ? 5 : op === BINFLOAT ? 9 : op === LONG1 ? 2 + b[p + 1]! : 0;
-    if (len === 0 || !(p + len <= b.length)) return NO;
+    if (len === 0 || !(p + len <= b.length)) return false;
     this.pos = p + len;
-    return TIME;
+    return true;
   }
 
   /** Skips protocol 4 FRAME opcodes (they may come between any two objects). */

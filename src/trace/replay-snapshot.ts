@@ -22,6 +22,8 @@ export interface SnapshotReplayOptions {
   stream?: RequestStream;
   /** The device's trace as columns, when the snapshot's device_traces were not kept (decodeSnapshotForReplay). */
   trace?: TraceColumns;
+  /** See ReplayOptions.statsOnly. */
+  statsOnly?: boolean;
 }
 
 export interface SnapshotReplay {
@@ -69,6 +71,7 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
     ...(options.capacity ? { capacity: options.capacity } : {}),
     ...(options.device !== undefined ? { device: options.device } : {}),
     ...(options.emptyCacheAfter ? { emptyCacheAfter: options.emptyCacheAfter } : {}),
+    ...(options.statsOnly ? { statsOnly: true } : {}),
   });
   if (result.divergences.length > 0) {
     const first = result.divergences[0]!;

@@ -46,6 +46,7 @@ export function sweepMaxSplit(
     const conf = configToString({ ...base, maxSplitSize: mb === null ? Infinity : mb * MiB });
     const run = replaySnapshot(snapshot, {
       conf,
+      statsOnly: true,
       ...(options.capacity ? { capacity: options.capacity } : {}),
       ...(stream ? { stream } : options.trace ? { trace: options.trace } : {}),
     });

@@ -23,6 +23,7 @@ interface RunStatus {
   mismatches: number;
   wordlessBlocks: number;
   ooms: number;
+  deviceLosses: number;
 }
 interface GpuReport {
   adapter: string | null;
@@ -90,6 +91,18 @@ test('the overlap fault makes verify find mismatches', async () => {
   expect(run.mismatches).toBeGreaterThan(0);
   const after = await gpu();
   expect(after.mismatches - before.mismatches).toBe(run.mismatches);
+});
+
+test('a lost device is replaced, the arena rebuilt from the allocator, and the run goes on clean', async () => {
+  const running = stress({ source: 'kv-cache', batch: 100 });
+  await page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`);
+  await page.waitForTimeout(300);
+  await page.evaluate('window.splitscope.loseGpu()');
+  const run = await running;
+  expectGpu(run);
+  expect(run.deviceLosses).toBeGreaterThanOrEqual(1);
+  expect(run.position).toBe(run.total);
+  expect(run.mismatches).toBe(0);
 });
 
 test('no uncaught errors on the page', () => {
