@@ -35,6 +35,10 @@ export interface LiveRunStatus {
   /** Why GPU stress is off, when it is. */
   gpuOff: string | null;
   arenaBytes: number;
+  /** The largest arena this adapter allows (0 without one). */
+  maxArenaBytes: number;
+  /** The simulated GPU's memory. */
+  deviceBytes: number;
   /** Device bytes per arena byte (1 when 1:1). */
   scale: number;
   verifiedBlocks: number;
@@ -53,7 +57,19 @@ export class GpuSlot {
   /** Arenas this slot destroyed itself: their devices' loss is no loss. */
   private readonly retired = new WeakSet<GpuArena>();
 
-  constructor(private readonly arenaBytes?: number) {}
+  constructor(private arenaBytes?: number) {}
+
+  /** The arena size the next get() opens; a different one retires the current arena. */
+  setArenaBytes(bytes: number | undefined): void {
+    if (bytes === this.arenaBytes) return;
+    this.arenaBytes = bytes;
+    this.unavailable = null;
+    if (this.arena) {
+      this.retired.add(this.arena);
+      this.arena.destroy();
+      this.arena = null;
+    }
+  }
 
   /** The arena, (re)acquired if there is none or the device was lost; null without a usable GPU. */
   async get(): Promise<GpuArena | null> {
@@ -155,6 +171,8 @@ export class LiveRun {
       adapter: arena?.context.adapter ?? null,
       gpuOff: this.options.gpu ? this.slot.unavailable : 'GPU stress is switched off.',
       arenaBytes: arena?.bytes ?? 0,
+      maxArenaBytes: arena?.context.maxArenaBytes ?? 0,
+      deviceBytes: this.options.deviceBytes,
       scale: 1 / (layout.scale * WORD_BYTES),
       verifiedBlocks: this.verifiedBlocks,
       mismatches: this.mismatches,

@@ -26,10 +26,18 @@ export interface StressRequest {
   /** Test-only: make new blocks overlap live ones from the first batch on. */
   fault?: boolean;
   gpu?: boolean;
+  /** The arena's size (default: the adapter's default, clamped to its limits). */
+  arenaBytes?: number;
+  /** The simulated GPU's memory (default: 80 GiB for a workload, the H200's for a snapshot). */
+  deviceBytes?: number;
 }
 
 interface StressState {
   source: string;
+  /** The parameters the current workload runs with (as given: defaults are not filled in). */
+  params: Record<string, number>;
+  arenaBytes: number | null;
+  deviceBytes: number | null;
   status: LiveRunStatus | null;
   error: string | null;
   /** Counted over every run since the page loaded. */
@@ -75,6 +83,9 @@ function publish(): void {
 
 export const useStress = create<StressState>()(() => ({
   source: DEFAULT_WORKLOAD,
+  params: {},
+  arenaBytes: null,
+  deviceBytes: null,
   status: null,
   error: null,
   verifiedBlocks: 0,
@@ -98,20 +109,15 @@ export const useStress = create<StressState>()(() => ({
 
 async function startNow(request: StressRequest): Promise<LiveRun | null> {
   const set = useStress.setState;
-  const source = request.source ?? useStress.getState().source;
-  let next: LiveRun;
+  const state = useStress.getState();
+  const source = request.source ?? state.source;
+  // Settings not in the request carry over from the current run (a workload's params only to itself).
+  const params = request.params ?? (source === state.source ? state.params : {});
+  const arenaBytes = request.arenaBytes ?? state.arenaBytes;
+  const deviceBytes = request.deviceBytes ?? state.deviceBytes;
+  let stream: RequestStream;
   try {
-    const stream = await streamFor(source, request.params ?? {});
-    next = await LiveRun.create(
-      stream,
-      {
-        config: configFor(source),
-        deviceBytes: source === SNAPSHOT_SOURCE ? H200_TOTAL_MEMORY : WORKLOAD_DEVICE_BYTES,
-        batch: request.batch ?? DEFAULT_BATCH,
-        gpu: request.gpu ?? true,
-      },
-      slot,
-    );
+    stream = await streamFor(source, params);
   } catch (e) {
     // The current run (if any) goes on: a bad request loses nothing.
     set({ error: (e as Error).message });
@@ -122,12 +128,23 @@ async function startNow(request: StressRequest): Promise<LiveRun | null> {
     await run.idle();
     const old = run.status();
     earlier = { verifiedBlocks: earlier.verifiedBlocks + old.verifiedBlocks, mismatches: earlier.mismatches + old.mismatches };
+    unsubscribe?.();
   }
-  unsubscribe?.();
-  run = next;
+  // A new arena size replaces the arena (no run uses it now).
+  slot.setArenaBytes(arenaBytes ?? undefined);
+  run = await LiveRun.create(
+    stream,
+    {
+      config: configFor(source),
+      deviceBytes: deviceBytes ?? (source === SNAPSHOT_SOURCE ? H200_TOTAL_MEMORY : WORKLOAD_DEVICE_BYTES),
+      batch: request.batch ?? DEFAULT_BATCH,
+      gpu: request.gpu ?? true,
+    },
+    slot,
+  );
   run.setFault(request.fault ?? false);
   unsubscribe = run.subscribe(publish);
-  set({ source, error: null });
+  set({ source, params, arenaBytes, deviceBytes, error: null });
   publish();
   return run;
 }

@@ -1,22 +1,35 @@
-// The GPU stress run: what runs, the controls to pause, step and resume it, and what the GPU found.
-import { useId } from 'react';
+// The GPU stress run: what runs and with which parameters, the arena and simulated GPU sizes, the
+// controls to pause, step and resume it, and what the GPU found.
+import { useId, useState } from 'react';
+import { GiB, MiB } from '../allocator/constants';
+import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
 import { SNAPSHOT_SOURCE, useStress } from '../state/stress-store';
-import { WORKLOADS } from '../trace/workloads';
+import { workloadById, WORKLOADS, type WorkloadParam } from '../trace/workloads';
+
+const ARENA_SIZES = [16 * MiB, 64 * MiB, 256 * MiB, 1 * GiB, 2 * GiB - 4];
+const DEVICE_SIZES: [string, number][] = [
+  ['24 GiB', 24 * GiB],
+  ['40 GiB', 40 * GiB],
+  ['80 GiB', 80 * GiB],
+  [`H200 (${formatSize(H200_TOTAL_MEMORY)})`, H200_TOTAL_MEMORY],
+];
 
 export function StressPanel() {
-  const { source, status, error, verifiedBlocks, mismatches, start, play, pause, step } = useStress();
+  const { source, params, status, error, verifiedBlocks, mismatches, start, play, pause, step } = useStress();
   const snapshotName = useSession((s) => s.summary?.source);
-  const selectId = useId();
-  const restart = (next = source) => void start({ source: next }).then((run) => run?.play());
+  const ids = { source: useId(), arena: useId(), device: useId() };
+  const restart = (request: Parameters<typeof start>[0] = {}) => void start(request).then((run) => run?.play());
+  const workload = workloadById(source);
+  const done = !status || status.position >= status.total;
 
   return (
     <section className="stress" aria-label="GPU stress">
       <h2>GPU stress</h2>
       <div className="stress-controls">
-        <label htmlFor={selectId}>Workload</label>
-        <select id={selectId} value={source} onChange={(e) => restart(e.target.value)}>
+        <label htmlFor={ids.source}>Workload</label>
+        <select id={ids.source} value={source} onChange={(e) => restart({ source: e.target.value })}>
           {WORKLOADS.map((w) => (
             <option key={w.id} value={w.id} title={w.description}>
               {w.name}
@@ -27,15 +40,45 @@ export function StressPanel() {
         {status?.playing ? (
           <button onClick={pause}>Pause</button>
         ) : (
-          <button onClick={play} disabled={!status || status.position >= status.total}>
+          <button onClick={play} disabled={done}>
             Play
           </button>
         )}
-        <button onClick={() => void step()} disabled={!status || status.position >= status.total}>
+        <button onClick={() => void step()} disabled={done}>
           Step
         </button>
         <button onClick={() => restart()}>Restart</button>
+        <label htmlFor={ids.arena}>Arena</label>
+        <select
+          id={ids.arena}
+          value={status?.arenaBytes || ''}
+          disabled={!status?.adapter}
+          onChange={(e) => restart({ arenaBytes: Number(e.target.value) })}
+        >
+          {status?.arenaBytes && !ARENA_SIZES.includes(status.arenaBytes) && <option value={status.arenaBytes}>{formatSize(status.arenaBytes)}</option>}
+          {ARENA_SIZES.filter((b) => !status?.maxArenaBytes || b <= status.maxArenaBytes).map((b) => (
+            <option key={b} value={b}>
+              {formatSize(b)}
+            </option>
+          ))}
+        </select>
+        <label htmlFor={ids.device}>Simulated GPU</label>
+        <select id={ids.device} value={status?.deviceBytes ?? ''} onChange={(e) => restart({ deviceBytes: Number(e.target.value) })}>
+          {status && !DEVICE_SIZES.some(([, b]) => b === status.deviceBytes) && <option value={status.deviceBytes}>{formatSize(status.deviceBytes)}</option>}
+          {DEVICE_SIZES.map(([label, b]) => (
+            <option key={b} value={b}>
+              {label}
+            </option>
+          ))}
+        </select>
       </div>
+      {workload && (
+        <div className="stress-params" key={`${source}:${JSON.stringify(params)}`}>
+          {workload.params.map((p) => (
+            <ParamField key={p.key} param={p} value={params[p.key] ?? p.default} onCommit={(v) => restart({ params: { ...params, [p.key]: v } })} />
+          ))}
+        </div>
+      )}
       {error && (
         <p role="alert" className="error">
           {error}
@@ -45,7 +88,8 @@ export function StressPanel() {
         <dl className="stress-status">
           <dt>Requests</dt>
           <dd>
-            {status.position.toLocaleString()} / {status.total.toLocaleString()} in {status.batches.toLocaleString()} {status.batches === 1 ? 'batch' : 'batches'}
+            {status.position.toLocaleString()} / {status.total.toLocaleString()} in {status.batches.toLocaleString()}{' '}
+            {status.batches === 1 ? 'batch' : 'batches'}
             {status.ooms > 0 && ` · ${status.ooms} OOMs`}
           </dd>
           <dt>GPU</dt>
@@ -63,7 +107,7 @@ export function StressPanel() {
           <dd>
             {status.liveBlocks.toLocaleString()}
             {status.wordlessBlocks > 0 &&
-              ` · ${status.wordlessBlocks.toLocaleString()} too small for a word of their own at this scale (not checked; enlarge the arena to check them)`}
+              ` · ${status.wordlessBlocks.toLocaleString()} too small for a word of their own at this scale (not checked; enlarge the arena or shrink the simulated GPU to check them)`}
           </dd>
           {status.deviceLosses > 0 && (
             <>
@@ -74,5 +118,33 @@ export function StressPanel() {
         </dl>
       )}
     </section>
+  );
+}
+
+/** A workload parameter: typed freely, applied on Enter or leaving the field (bad values are refused there). */
+function ParamField({ param, value, onCommit }: { param: WorkloadParam; value: number; onCommit(v: number): void }) {
+  const [text, setText] = useState(String(value));
+  const id = useId();
+  const commit = () => {
+    if (text.trim() !== String(value)) onCommit(Number(text.trim() === '' ? NaN : text));
+  };
+  return (
+    <span className="param" title={param.help}>
+      <label htmlFor={id}>
+        {param.label}
+        {param.unit === 'bytes' ? ' (bytes)' : ''}
+      </label>
+      <input
+        id={id}
+        inputMode="numeric"
+        value={text}
+        size={Math.max(4, String(param.max).length > 10 ? 10 : String(param.max).length)}
+        onChange={(e) => setText(e.target.value)}
+        onBlur={commit}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter') commit();
+        }}
+      />
+    </span>
   );
 }

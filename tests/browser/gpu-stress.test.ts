@@ -105,6 +105,25 @@ test('a lost device is replaced, the arena rebuilt from the allocator, and the r
   expect(run.mismatches).toBe(0);
 });
 
+test('the panel sets workload parameters and the arena size; a bad value is refused and the run goes on', async () => {
+  const panel = page.getByRole('region', { name: 'GPU stress' });
+  await panel.getByLabel('Workload').selectOption('log-uniform');
+  await page.waitForFunction(`document.body.innerText.includes('/ 8,000 in')`);
+  const events = panel.getByLabel('Requests', { exact: true });
+  await events.fill('6000');
+  await events.press('Enter');
+  await page.waitForFunction(`document.body.innerText.includes('/ 6,000 in')`);
+  await events.fill('12.5');
+  await events.press('Enter');
+  await expect.poll(() => panel.getByRole('alert').textContent()).toMatch(/"events".*integer/);
+  expect(await page.evaluate(`document.body.innerText.includes('/ 6,000 in')`)).toBe(true);
+  await panel.getByLabel('Arena').selectOption({ label: '16.00 MiB' });
+  await expect.poll(async () => (await gpu()).arenaBytes).toBe(16 * 2 ** 20);
+  await page.evaluate('window.splitscope.ready()');
+  expect((await gpu()).mismatches).toBe(0);
+  await page.screenshot({ path: `${shots}/gpu-stress-panel.png` });
+});
+
 test('no uncaught errors on the page', () => {
   expect(pageErrors).toEqual([]);
 });
