@@ -81,7 +81,7 @@ async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number): Promise<
 
 export async function measureGpu(options: { arenaBytes?: number; repeat: number }): Promise<GpuFigures> {
   const slot = new GpuSlot(options.arenaBytes);
-  const { arena } = await slot.get();
+  const arena = await slot.get();
   if (!arena) throw new Error(`no GPU: ${slot.unavailable}`);
   const { kernels } = arena as GpuArena;
   const arenaWords = arena.bytes / WORD_BYTES;
