@@ -1,16 +1,11 @@
 // GPU stress in real Chromium (WebGPU on SwiftShader here): every built-in workload and a real
 // snapshot run through the allocator and the arena with verify after every batch and find no
 // mismatches; the overlap fault makes verify find them. Every test here fails without an adapter.
-import { mkdirSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, test } from 'vitest';
+import { expect, test } from 'vitest';
 import { WORKLOADS } from '../../src/trace/workloads';
-import { launch } from './chromium';
+import { openPage, SHOTS as shots } from './open-page';
 
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-const shots = 'test-results/screenshots';
+const session = openPage();
 
 interface RunStatus {
   position: number;
@@ -32,22 +27,10 @@ interface GpuReport {
   mismatches: number;
 }
 
-beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
-  browser = await launch();
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(inject('baseUrl'));
-  await page.waitForFunction(`'splitscope' in window`);
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
 
 // Page-side code as strings: vitest rewrites test-file functions with helpers the page lacks.
-const stress = (request: object) => page.evaluate<RunStatus>(`window.splitscope.stress(${JSON.stringify(request)})`);
-const gpu = () => page.evaluate<GpuReport>('window.splitscope.gpu()');
+const stress = (request: object) => session.page.evaluate<RunStatus>(`window.splitscope.stress(${JSON.stringify(request)})`);
+const gpu = () => session.page.evaluate<GpuReport>('window.splitscope.gpu()');
 
 function expectGpu(run: RunStatus): void {
   // No adapter means no GPU result: fail, never skip.
@@ -57,11 +40,11 @@ function expectGpu(run: RunStatus): void {
 }
 
 test('the page opens with the built-in workload running on the GPU', async () => {
-  await page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`, undefined, { timeout: 60_000 });
+  await session.page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`, undefined, { timeout: 60_000 });
   const report = await gpu();
   expect(report.adapter).not.toBeNull();
   expect(report.mismatches).toBe(0);
-  await page.screenshot({ path: `${shots}/gpu-stress.png` });
+  await session.page.screenshot({ path: `${shots}/gpu-stress.png` });
 });
 
 test.each(WORKLOADS.map((w) => [w.id]))('workload %s: 5,000+ requests verified after every batch, no mismatches', async (id) => {
@@ -76,7 +59,7 @@ test.each(WORKLOADS.map((w) => [w.id]))('workload %s: 5,000+ requests verified a
 });
 
 test('a real snapshot (GPT-2 training, recorded on an H200) runs on the arena with no mismatches', async () => {
-  await page.waitForSelector('td[data-stat="reserved_bytes.all.peak"]');
+  await session.page.waitForSelector('td[data-stat="reserved_bytes.all.peak"]');
   const run = await stress({ source: 'snapshot', batch: 500 });
   expectGpu(run);
   expect(run.position).toBe(run.total);
@@ -95,9 +78,9 @@ test('the overlap fault makes verify find mismatches', async () => {
 
 test('a lost device is replaced, the arena rebuilt from the allocator, and the run goes on clean', async () => {
   const running = stress({ source: 'kv-cache', batch: 100 });
-  await page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`);
-  await page.waitForTimeout(300);
-  await page.evaluate('window.splitscope.loseGpu()');
+  await session.page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`);
+  await session.page.waitForTimeout(300);
+  await session.page.evaluate('window.splitscope.loseGpu()');
   const run = await running;
   expectGpu(run);
   expect(run.deviceLosses).toBeGreaterThanOrEqual(1);
@@ -106,24 +89,25 @@ test('a lost device is replaced, the arena rebuilt from the allocator, and the r
 });
 
 test('the panel sets workload parameters and the arena size; a bad value is refused and the run goes on', async () => {
-  const panel = page.getByRole('region', { name: 'GPU stress' });
+  const before = (await gpu()).mismatches;
+  const panel = session.page.getByRole('region', { name: 'GPU stress' });
   await panel.getByLabel('Workload').selectOption('log-uniform');
-  await page.waitForFunction(`document.body.innerText.includes('/ 8,000 in')`);
+  await session.page.waitForFunction(`document.body.innerText.includes('/ 8,000 in')`);
   const events = panel.getByLabel('Requests', { exact: true });
   await events.fill('6000');
   await events.press('Enter');
-  await page.waitForFunction(`document.body.innerText.includes('/ 6,000 in')`);
+  await session.page.waitForFunction(`document.body.innerText.includes('/ 6,000 in')`);
   await events.fill('12.5');
   await events.press('Enter');
   await expect.poll(() => panel.getByRole('alert').textContent()).toMatch(/"events".*integer/);
-  expect(await page.evaluate(`document.body.innerText.includes('/ 6,000 in')`)).toBe(true);
+  expect(await session.page.evaluate(`document.body.innerText.includes('/ 6,000 in')`)).toBe(true);
   await panel.getByLabel('Arena').selectOption({ label: '16.00 MiB' });
   await expect.poll(async () => (await gpu()).arenaBytes).toBe(16 * 2 ** 20);
-  await page.evaluate('window.splitscope.ready()');
-  expect((await gpu()).mismatches).toBe(0);
-  await page.screenshot({ path: `${shots}/gpu-stress-panel.png` });
+  await session.page.evaluate('window.splitscope.ready()');
+  expect((await gpu()).mismatches - before).toBe(0);
+  await session.page.screenshot({ path: `${shots}/gpu-stress-panel.png` });
 });
 
 test('no uncaught errors on the page', () => {
-  expect(pageErrors).toEqual([]);
+  expect(session.errors).toEqual([]);
 });

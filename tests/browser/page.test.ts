@@ -1,51 +1,34 @@
 // The page in real Chromium: it opens on the built-in sample, replays it like the CLI does, and a bad
 // file gives a clear message while the previous view stays.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, expect, inject, test } from 'vitest';
-import { launch } from './chromium';
+import { expect, test } from 'vitest';
+import { openPage, SHOTS as shots } from './open-page';
 
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-const shots = 'test-results/screenshots';
+const session = openPage();
 
-beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
-  browser = await launch();
-  page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
-  page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(inject('baseUrl'));
-  await page.waitForFunction(`'splitscope' in window`);
-});
-
-afterAll(async () => {
-  await browser?.close();
-});
 
 type Stats = Record<string, number>;
 // Page-side code as strings: vitest rewrites test-file functions with helpers the page lacks.
-const ready = () => page.evaluate<void>('window.splitscope.ready()');
-const stats = () => page.evaluate<Stats>('window.splitscope.stats()');
+const ready = () => session.page.evaluate<void>('window.splitscope.ready()');
+const stats = () => session.page.evaluate<Stats>('window.splitscope.stats()');
 
 function cli(args: string[]): { stats: Stats } {
   return JSON.parse(execFileSync(process.execPath, ['bin/splitscope.mjs', ...args, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
 test('opens on the built-in GPT-2 sample with the same stats as the CLI', async () => {
-  await page.waitForSelector('td[data-stat="reserved_bytes.all.peak"]');
+  await session.page.waitForSelector('td[data-stat="reserved_bytes.all.peak"]');
   await ready();
   const want = cli(['replay', 'public/samples/train_gpt2-n12.pickle.gz']).stats;
   expect(await stats()).toEqual(want);
-  await page.screenshot({ path: `${shots}/sample.png` });
+  await session.page.screenshot({ path: `${shots}/sample.png` });
 });
 
 test('a typed config replays the sample like splitscope replay --conf', async () => {
-  const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
   await field.fill('max_split_size_mb:128');
   await field.press('Enter');
-  await page.waitForFunction(`document.body.textContent.includes('max_split_size_mb:128')`);
+  await session.page.waitForFunction(`document.body.textContent.includes('max_split_size_mb:128')`);
   await ready();
   const want = cli(['replay', 'public/samples/train_gpt2-n12.pickle.gz', '--conf', 'max_split_size_mb:128']).stats;
   expect(await stats()).toEqual(want);
@@ -54,15 +37,15 @@ test('a typed config replays the sample like splitscope replay --conf', async ()
 test('a file of random bytes gives an alert and the previous view stays', async () => {
   const before = await stats();
   const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 251));
-  await page.setInputFiles('input[type=file]', { name: 'random.pickle', mimeType: 'application/octet-stream', buffer: bytes });
-  const alert = page.getByRole('alert');
+  await session.page.setInputFiles('input[type=file]', { name: 'random.pickle', mimeType: 'application/octet-stream', buffer: bytes });
+  const alert = session.page.getByRole('alert');
   await alert.waitFor();
   expect(await alert.textContent()).toMatch(/not a PyTorch memory snapshot|pickle/i);
   await ready();
   expect(await stats()).toEqual(before);
-  await page.screenshot({ path: `${shots}/bad-file.png` });
+  await session.page.screenshot({ path: `${shots}/bad-file.png` });
 });
 
 test('no uncaught errors on the page', () => {
-  expect(pageErrors).toEqual([]);
+  expect(session.errors).toEqual([]);
 });
