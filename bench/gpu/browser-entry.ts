@@ -2,4 +2,4 @@
 import { measureGpu } from './gpu-figures';
 
 const w = window as unknown as { gpuFigures: Promise<unknown> };
-w.gpuFigures = measureGpu({ repeat: 4 });
+w.gpuFigures = measureGpu({ repeat: 2 });

@@ -1,7 +1,7 @@
 // GPU figures measured in one run on one adapter, wherever WebGPU is (Chromium's page, or Dawn for
 // Node on the device machine): fill, op and verify throughput over a workload's live blocks beside
 // plain streaming kernels over the whole arena on the same buffer, and a live run with GPU stress
-// on and off. Kernel times are wall-clock around submissions of `repeat` dispatches.
+// on and off. Kernel times are wall-clock around submissions of `repeat` dispatches, best of five.
 import { GiB } from '../../src/allocator/constants';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { WORD_BYTES } from '../../src/gpu/arena-layout';
@@ -36,11 +36,17 @@ export interface GpuFigures {
 // weigh on the block kernels no more than on the whole-arena ones.
 const DEVICE_BYTES = 40 * GiB;
 
-async function timed(repeat: number, submit: () => Promise<unknown>): Promise<number> {
+/** Seconds per dispatch: the best of `samples` submissions of `repeat` dispatches, after a warm-up
+ * (one sample swings by a third on the H200 as clocks settle). */
+async function timed(repeat: number, submit: () => Promise<unknown>, samples = 5): Promise<number> {
   await submit(); // warm-up: pipelines, first touch of the pages
-  const t0 = performance.now();
-  await submit();
-  return (performance.now() - t0) / 1e3 / repeat;
+  let best = Infinity;
+  for (let i = 0; i < samples; i++) {
+    const t0 = performance.now();
+    await submit();
+    best = Math.min(best, (performance.now() - t0) / 1e3 / repeat);
+  }
+  return best;
 }
 
 /** The live blocks at the workload's peak, as chunk tables for the three kernels. */
