@@ -35,6 +35,8 @@ const POOL_TYPES = ['all', 'small_pool', 'large_pool'] as const;
 const FIELDS = ['current', 'peak', 'allocated', 'freed'] as const;
 const COUNTERS = ['num_alloc_retries', 'num_ooms', 'num_sync_all_streams', 'num_device_alloc', 'num_device_free'] as const;
 export type Counter = (typeof COUNTERS)[number];
+/** Counter name -> index, so that reading one (the replay does per request) costs no search. */
+const COUNTER_INDEX = Object.fromEntries(COUNTERS.map((c, i) => [c, i])) as Record<Counter, number>;
 
 // Layout: pool stats at ((stat * 3 + poolType) * 4 + field); the two oversize stats after them
 // (one Stat each, no pool types); then the plain counters.
@@ -73,7 +75,7 @@ export class AllocatorStats {
   }
 
   count(counter: Counter): void {
-    this.values[COUNTER_BASE + COUNTERS.indexOf(counter)]! += 1;
+    this.values[COUNTER_BASE + COUNTER_INDEX[counter]]! += 1;
   }
 
   /** A pool stat's current value for "all". */
@@ -82,7 +84,7 @@ export class AllocatorStats {
   }
 
   counter(counter: Counter): number {
-    return this.values[COUNTER_BASE + COUNTERS.indexOf(counter)]!;
+    return this.values[COUNTER_BASE + COUNTER_INDEX[counter]]!;
   }
 
   /** The flat dict torch.cuda.memory_stats() returns, less max_split_size (the allocator adds it). */

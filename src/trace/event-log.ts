@@ -40,7 +40,8 @@ export class EventLog implements TraceSink {
     this.action[i] = action;
     this.addr[i] = addr;
     this.size[i] = size;
-    this.stream[i] = stream;
+    // The column starts zeroed: traces on the default stream never write (nor page in) its memory.
+    if (stream !== 0) this.stream[i] = stream;
     this.tag[i] = tag;
     this.request[i] = this.currentRequest;
   }
