@@ -507,7 +507,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (rows !== undefined && !hasSparse) {
           const end = rows.read(pos);
           if (end >= 0) {
-            stack[sp++] = TRACE_ROW;
+            for (let k = rows.lastCount; k > 0; k--) stack[sp++] = TRACE_ROW;
             pos = end;
             break;
           }

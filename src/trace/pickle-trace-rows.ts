@@ -89,15 +89,35 @@ export class TraceRows {
     this.strings = strings;
   }
 
+  /** How many entries the last successful read() read. */
+  lastCount = 0;
+
   /**
-   * Reads the entry whose EMPTY_DICT is at `at - 1`; returns the position after its SETITEMS, or
-   * -1 with memo as it was when the entry is not one the fast path reads.
+   * Reads the entry whose EMPTY_DICT is at `at - 1` and those that follow it at once (a batch of a
+   * list holds up to 1000): the reader's own loop then turns about once per batch, not per entry.
+   * Returns the position after the last one read (lastCount says how many), or -1 with memo as it
+   * was when the first is not an entry the fast path reads.
    */
   read(at: number): number {
     const memo = this.memo;
-    const memoStart = memo.length;
-    const end = this.entry(at);
-    if (end < 0) memo.length = memoStart;
+    const b = this.b;
+    let count = 0;
+    let end = -1;
+    for (;;) {
+      const memoStart = memo.length;
+      const next = this.entry(at);
+      if (next < 0) {
+        memo.length = memoStart;
+        break;
+      }
+      count++;
+      end = next;
+      this.pos = next;
+      this.skipFrames();
+      if (b[this.pos] !== EMPTY_DICT) break;
+      at = this.pos + 1;
+    }
+    this.lastCount = count;
     return end;
   }
 
