@@ -1,0 +1,313 @@
+// The timeline: allocated, reserved and active bytes over requests (d3 scales and axes, one SVG path per
+// series from a per-pixel min/max envelope), OOMs and retries marked, and a scrubber that sets the cursor.
+// Drawing happens in one requestAnimationFrame callback outside React renders; React renders only the
+// frame of the chart, the controls and the readout.
+import { axisBottom, axisLeft, format, scaleLinear, select } from 'd3';
+import { useEffect, useRef, type KeyboardEvent, type PointerEvent } from 'react';
+import { formatSize } from '../allocator/format-size';
+import { envelope, markerColumns, type Envelope } from './timeline-envelope';
+import { keysTakenBy, keyTarget } from './timeline-keys';
+import { byteAxis } from './timeline-ticks';
+import './timeline.css';
+
+export interface TimelineSeries {
+  allocated: Float64Array; // bytes after each request (index = request index, 0-based)
+  reserved: Float64Array;
+  active: Float64Array;
+  ooms: Int32Array; // request indices that hit OOM
+  retries: Int32Array; // request indices where the allocator freed cached blocks and retried
+}
+
+export interface TimelineProps {
+  series: TimelineSeries | null;
+  cursor: number; // 0-based index of the last request applied
+  onCursor(index: number): void; // user moved the cursor (scrubber, buttons, keys)
+  playing: boolean;
+  onPlayingChange(playing: boolean): void;
+}
+
+const MARGIN = { top: 12, right: 14, bottom: 22, left: 72 };
+const count = format(',');
+
+const value = (a: Float64Array | undefined, i: number): string => (a && i >= 0 ? formatSize(a[i]!) : '–');
+const totalOf = (s: TimelineSeries | null): number => s?.allocated.length ?? 0;
+
+function contains(sorted: Int32Array, value: number): boolean {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (sorted[mid]! < value) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length && sorted[lo] === value;
+}
+
+/** A closed band: along the maxima left to right, back along the minima (a line where they agree). */
+function bandPath(env: Envelope, x: (i: number) => number, y: (v: number) => number): string {
+  const k = env.min.length;
+  if (k === 0) return '';
+  const xs = new Float64Array(k);
+  for (let j = 0; j < k; j++) xs[j] = x((env.start[j]! + env.start[j + 1]! - 1) / 2);
+  const parts: string[] = [];
+  for (let j = 0; j < k; j++) parts.push(`${j ? 'L' : 'M'}${xs[j]!.toFixed(1)},${y(env.max[j]!).toFixed(1)}`);
+  for (let j = k - 1; j >= 0; j--) parts.push(`L${xs[j]!.toFixed(1)},${y(env.min[j]!).toFixed(1)}`);
+  return parts.join('') + 'Z';
+}
+
+/** The area under the maxima, down to zero. */
+function areaPath(env: Envelope, x: (i: number) => number, y: (v: number) => number): string {
+  const k = env.min.length;
+  if (k === 0) return '';
+  const x0 = x(env.start[0]!);
+  const x1 = x(env.start[k]! - 1);
+  const parts = [`M${x0.toFixed(1)},${y(0).toFixed(1)}`];
+  for (let j = 0; j < k; j++) parts.push(`L${x((env.start[j]! + env.start[j + 1]! - 1) / 2).toFixed(1)},${y(env.max[j]!).toFixed(1)}`);
+  parts.push(`L${x1.toFixed(1)},${y(0).toFixed(1)}Z`);
+  return parts.join('');
+}
+
+function seriesMax(s: TimelineSeries): number {
+  let m = 0;
+  for (const a of [s.reserved, s.allocated, s.active]) for (let i = 0; i < a.length; i++) if (a[i]! > m) m = a[i]!;
+  return m;
+}
+
+export function Timeline({ series, cursor, onCursor, playing, onPlayingChange }: TimelineProps) {
+  const plotRef = useRef<HTMLDivElement>(null);
+  const svgRef = useRef<SVGSVGElement>(null);
+  const total = totalOf(series);
+  const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
+
+  // Everything the frame callback reads, kept current without re-creating the callback.
+  const live = useRef({ series, cursor: at, onCursor, width: 0, height: 0, frame: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  live.current.series = series;
+  live.current.cursor = at;
+  live.current.onCursor = onCursor;
+
+  const geometry = () => {
+    const { width, height, series: s } = live.current;
+    const n = totalOf(s);
+    const iw = Math.max(1, width - MARGIN.left - MARGIN.right);
+    const ih = Math.max(1, height - MARGIN.top - MARGIN.bottom);
+    // Request numbers are 1-based on screen: index i sits at request i + 1.
+    const x = scaleLinear().domain([1, Math.max(2, n)]).range([0, iw]);
+    return { n, iw, ih, x, xi: (i: number) => x(i + 1) };
+  };
+
+  const draw = () => {
+    const L = live.current;
+    L.frame = 0;
+    const svg = svgRef.current;
+    if (!svg || L.width === 0) return;
+    const t0 = performance.now();
+    const root = select(svg);
+    const { iw, ih, x, xi } = geometry();
+    const s = L.series;
+    if (s !== L.seriesMaxOf) {
+      L.max = s ? seriesMax(s) : 0;
+      L.seriesMaxOf = s;
+    }
+    const axis = byteAxis(L.max, Math.max(2, Math.floor(ih / 30)));
+    const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
+    const key = `${L.width}x${L.height}:${seriesId(s)}`;
+
+    // Axes and series only when the data or the size changed; a cursor move redraws the cursor alone.
+    if (L.drawnKey !== key) {
+      L.drawnKey = key;
+      root.attr('width', L.width).attr('height', L.height);
+      root.select('.tl-plot-area').attr('transform', `translate(${MARGIN.left},${MARGIN.top})`);
+      root.select<SVGGElement>('.tl-grid')
+        .call(axisLeft(y).tickValues(axis.ticks).tickSize(-iw).tickFormat(() => ''))
+        .call((g) => g.select('.domain').remove());
+      root.select<SVGGElement>('.tl-y')
+        .call(axisLeft(y).tickValues(axis.ticks).tickFormat((v) => axis.format(+v)))
+        .call((g) => g.select('.domain').remove());
+      root.select<SVGGElement>('.tl-x')
+        .attr('transform', `translate(0,${ih})`)
+        .call(axisBottom(x).ticks(Math.max(2, Math.floor(iw / 110))).tickFormat((v) => (Number.isInteger(+v) ? count(+v) : '')));
+      const columns = Math.ceil(iw);
+      const env = s && { reserved: envelope(s.reserved, columns), active: envelope(s.active, columns), allocated: envelope(s.allocated, columns) };
+      const paths = env
+        ? { reservedArea: areaPath(env.reserved, xi, y), reserved: bandPath(env.reserved, xi, y), active: bandPath(env.active, xi, y), allocated: bandPath(env.allocated, xi, y) }
+        : { reservedArea: '', reserved: '', active: '', allocated: '' };
+      root.select('.tl-reserved-area').attr('d', paths.reservedArea);
+      root.select('.tl-reserved').attr('d', paths.reserved);
+      root.select('.tl-active').attr('d', paths.active);
+      root.select('.tl-allocated').attr('d', paths.allocated);
+      // Markers: at most one per pixel column, all in one path each.
+      const ooms = s ? markerColumns(s.ooms, xi) : [];
+      const retries = s ? markerColumns(s.retries, xi) : [];
+      // OOM: a faint rule across the plot and a ▲ on the x axis; retry: a ▼ along the top.
+      root.select('.tl-ooms').attr('data-count', ooms.length).attr('d', ooms.map((c) => `M${c - 4.5},${ih - 0.5}l4.5,-8l4.5,8z`).join(''));
+      root.select('.tl-oom-rules').attr('d', ooms.map((c) => `M${c},0V${ih}`).join(''));
+      root.select('.tl-retries').attr('data-count', retries.length).attr('d', retries.map((c) => `M${c - 4},0.5h8l-4,7z`).join(''));
+      root.selectAll('.tl-grid, .tl-x, .tl-y').attr('visibility', s ? null : 'hidden');
+    }
+
+    // The cursor: a line and dots on allocated and reserved.
+    const cx = s && L.cursor >= 0 ? xi(L.cursor) : -100;
+    root.selectAll('.tl-cursor, .tl-dot-reserved, .tl-dot-allocated').attr('visibility', cx < 0 ? 'hidden' : null);
+    root.select('.tl-cursor').attr('x1', cx).attr('x2', cx).attr('y1', 0).attr('y2', ih);
+    root.select('.tl-dot-reserved').attr('cx', cx).attr('cy', s && L.cursor >= 0 ? y(s.reserved[L.cursor]!) : -100);
+    root.select('.tl-dot-allocated').attr('cx', cx).attr('cy', s && L.cursor >= 0 ? y(s.allocated[L.cursor]!) : -100);
+    performance.measure('splitscope:timeline-draw', { start: t0 });
+  };
+
+  const schedule = () => {
+    if (!live.current.frame) live.current.frame = requestAnimationFrame(draw);
+  };
+
+  // Size from the container, redrawn on the next frame.
+  useEffect(() => {
+    const el = plotRef.current!;
+    const ro = new ResizeObserver(([entry]) => {
+      const { width, height } = entry!.contentRect;
+      live.current.width = Math.floor(width);
+      live.current.height = Math.floor(height);
+      schedule();
+    });
+    ro.observe(el);
+    return () => {
+      ro.disconnect();
+      cancelAnimationFrame(live.current.frame);
+      live.current.frame = 0;
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
+
+  useEffect(schedule, [series, at]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  const move = (index: number) => {
+    if (!total) return;
+    const next = Math.min(total - 1, Math.max(0, index));
+    if (next !== live.current.cursor) onCursor(next);
+  };
+
+  // Arrow keys anywhere on the page, unless a field, select or slider has the focus (it owns them).
+  useEffect(() => {
+    const onKey = (e: globalThis.KeyboardEvent) => {
+      if (e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || keysTakenBy(document.activeElement)) return;
+      const L = live.current;
+      const n = totalOf(L.series);
+      const target = keyTarget(e.key, e.shiftKey, L.cursor, n);
+      if (target === null || e.key.startsWith('Page')) return; // PageUp/Down scroll the page
+      e.preventDefault();
+      if (target !== L.cursor) L.onCursor(target);
+    };
+    window.addEventListener('keydown', onKey);
+    return () => window.removeEventListener('keydown', onKey);
+  }, []);
+
+  const onSliderKey = (e: KeyboardEvent) => {
+    if (e.altKey || e.ctrlKey || e.metaKey) return;
+    const target = keyTarget(e.key, e.shiftKey, at, total);
+    if (target === null) return;
+    e.preventDefault();
+    move(target);
+  };
+
+  const fromPointer = (e: PointerEvent) => {
+    const rect = svgRef.current!.getBoundingClientRect();
+    const { x } = geometry();
+    move(Math.round(x.invert(e.clientX - rect.left - MARGIN.left)) - 1);
+  };
+
+  const onPointerDown = (e: PointerEvent<HTMLDivElement>) => {
+    if (e.button !== 0 || !total) return;
+    e.currentTarget.setPointerCapture(e.pointerId); // the drag keeps going outside the chart
+    fromPointer(e);
+  };
+
+  const onPointerMove = (e: PointerEvent<HTMLDivElement>) => {
+    if (e.currentTarget.hasPointerCapture(e.pointerId)) fromPointer(e);
+  };
+
+  const isOom = !!series && at >= 0 && contains(series.ooms, at);
+  const isRetry = !!series && at >= 0 && contains(series.retries, at);
+  const valueText = series && at >= 0
+    ? `request ${count(at + 1)} of ${count(total)}: allocated ${formatSize(series.allocated[at]!)}, reserved ${formatSize(series.reserved[at]!)}${isOom ? ', OOM' : ''}`
+    : 'no requests';
+
+  return (
+    <section className="timeline" role="group" aria-label="Timeline">
+      <ul className="tl-legend" aria-label="Legend and values at the cursor">
+        <li>
+          <span className="tl-swatch tl-sw-allocated" />allocated <b className="tl-value">{value(series?.allocated, at)}</b>
+        </li>
+        <li>
+          <span className="tl-swatch tl-sw-reserved" />reserved <b className="tl-value">{value(series?.reserved, at)}</b>
+        </li>
+        <li>
+          <span className="tl-swatch tl-sw-active" />active <b className="tl-value">{value(series?.active, at)}</b>
+        </li>
+        <li title="Requests that ran out of memory">
+          <span className="tl-mark tl-mk-oom">▲</span>OOM{series ? ` ×${count(series.ooms.length)}` : ''}
+        </li>
+        <li title="Requests where the allocator freed its cached blocks and retried">
+          <span className="tl-mark tl-mk-retry">▼</span>retry{series ? ` ×${count(series.retries.length)}` : ''}
+        </li>
+        {isOom && <li className="tl-badge tl-badge-oom">OOM at the cursor</li>}
+        {!isOom && isRetry && <li className="tl-badge tl-badge-retry">retry at the cursor</li>}
+      </ul>
+      <div
+        ref={plotRef}
+        className="tl-plot"
+        role="slider"
+        tabIndex={0}
+        aria-label="Cursor (request)"
+        aria-valuemin={1}
+        aria-valuemax={total}
+        aria-valuenow={at + 1}
+        aria-valuetext={valueText}
+        aria-disabled={total ? undefined : true}
+        onKeyDown={onSliderKey}
+        onPointerDown={onPointerDown}
+        onPointerMove={onPointerMove}
+      >
+        <svg ref={svgRef} aria-hidden="true">
+          <g className="tl-plot-area">
+            <g className="tl-grid" />
+            <path className="tl-reserved-area" />
+            <path className="tl-reserved" />
+            <path className="tl-active" />
+            <path className="tl-allocated" />
+            <path className="tl-oom-rules" />
+            <path className="tl-retries" />
+            <path className="tl-ooms" />
+            <line className="tl-cursor" />
+            <circle className="tl-dot-reserved" r={4} cx={-100} />
+            <circle className="tl-dot-allocated" r={4} cx={-100} />
+            <g className="tl-x" />
+          </g>
+          <g className="tl-y" transform={`translate(${MARGIN.left},${MARGIN.top})`} />
+        </svg>
+        {!series && <p className="tl-empty">No requests yet</p>}
+      </div>
+      <div className="tl-controls">
+        <button type="button" aria-label="Step back" title="Step back one request (←)" disabled={!total || at <= 0} onClick={() => move(at - 1)}>
+          ◀
+        </button>
+        <button type="button" aria-label="Step forward" title="Step forward one request (→)" disabled={!total || at >= total - 1} onClick={() => move(at + 1)}>
+          ▶
+        </button>
+        <button type="button" className="tl-play" aria-label={playing ? 'Pause' : 'Play'} disabled={!total} onClick={() => onPlayingChange(!playing)}>
+          {playing ? '❚❚ Pause' : '▶ Play'}
+        </button>
+        <span className="tl-position">
+          request {count(at + 1)} / {count(total)}
+        </span>
+      </div>
+    </section>
+  );
+}
+
+// A stable id per series object, so that a new series redraws even at the same size.
+const ids = new WeakMap<object, number>();
+let nextId = 1;
+function seriesId(s: TimelineSeries | null): number {
+  if (!s) return 0;
+  let id = ids.get(s);
+  if (id === undefined) ids.set(s, (id = nextId++));
+  return id;
+}
