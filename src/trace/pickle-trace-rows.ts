@@ -3,8 +3,8 @@
 // (EMPTY_DICT MEMOIZE MARK, key/value pairs, SETITEMS); reading them here writes one row of
 // TraceColumns and builds no dict, so a 900k-entry trace leaves nothing for the GC to carry.
 // An entry that strays in any way from the shape torch writes (another key, a big int, a value of
-// the wrong type, a cut-off file) is left to the generic reader and the usual checks, so
-// errors read the same either way.
+// the wrong type, a cut-off file) is left to the generic reader and the usual checks; a file the
+// fast path cannot vouch for is read again the generic way (decodeSnapshotForReplay).
 import { decodeLong } from './pickle-ints';
 import type { PickleValue } from './pickle-reader';
 import type { StringCache } from './pickle-string-cache';
@@ -61,7 +61,7 @@ export interface RowRun {
 
 /**
  * Trace entries read as rows, and where they belong. The lists never hold their rows' stand-ins
- * (a million-item list costs as much as the dicts did): each APPEND(S) records runs instead.
+ * (growing a million-item list costs much of what the dicts did): APPEND(S) records runs instead.
  * Every batch must append exactly the rows read since the last one, as torch's pickles do, so
  * rows reach the lists in reading order.
  */
@@ -70,6 +70,8 @@ export class TraceRows {
   /** Rows already appended to a list. */
   appended = 0;
   readonly runs: RowRun[] = [];
+  /** How many entries the last successful read() read. */
+  lastCount = 0;
   private memo: PickleValue[] = [];
   private strings!: StringCache;
   private b: Uint8Array = new Uint8Array(0);
@@ -88,9 +90,6 @@ export class TraceRows {
     this.memo = memo;
     this.strings = strings;
   }
-
-  /** How many entries the last successful read() read. */
-  lastCount = 0;
 
   /**
    * Reads the entry whose EMPTY_DICT is at `at - 1` and those that follow it at once (a batch of a
