@@ -23,10 +23,10 @@ export function installAutomation(): void {
     ready: async () => {
       await Promise.all([whenIdle(), stressIdle()]);
     },
-    stats: () => ({ ...(useSession.getState().summary?.stats ?? {}) }),
+    stats: () => ({ ...(useSession.getState().view?.stats ?? {}) }),
     cursor: () => {
-      const total = useSession.getState().summary?.requests ?? 0;
-      return { index: total - 1, total };
+      const { view, summary } = useSession.getState();
+      return { index: view?.cursor ?? -1, total: summary?.requests ?? 0 };
     },
     gpu: gpuReport,
     link: () => window.location.href,

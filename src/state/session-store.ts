@@ -1,12 +1,17 @@
-// What the page shows: the source, the config typed, and the latest replay of one against the other.
+// What the page shows: the source (a built-in workload or a snapshot), the settings it replays
+// under, the latest replay of one under the other, and the cursor with the state after it.
 import { create } from 'zustand';
+import { MiB } from '../allocator/constants';
+import { configToString } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
 import type { RequestStream } from '../trace/request-stream';
-import type { FromWorker, ReplaySummary, ToWorker } from '../worker/replay-protocol';
+import { WORKLOADS } from '../trace/workloads';
+import type { CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from '../worker/replay-protocol';
 
 export const SAMPLE_URL = `${import.meta.env.BASE_URL}samples/train_gpt2-n12.pickle.gz`;
 export const SAMPLE_NAME = 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)';
+export const DEFAULT_WORKLOAD = WORKLOADS[0]!.id;
 /** Files larger than this are refused before reading them into memory. */
 export const MAX_FILE_BYTES = 1.5 * 2 ** 30;
 
@@ -15,25 +20,63 @@ interface SessionState {
   progress: number | null;
   /** The last import or replay error; the previous result stays on screen. */
   error: string | null;
-  confText: string | null;
+  settings: ReplaySettings;
   confError: string | null;
   summary: ReplaySummary | null;
+  timeline: ReplayTimeline | null;
+  /** The cursor as the user set it (the view may still be catching up). */
+  cursor: number;
+  view: CursorView | null;
+  playing: boolean;
   setConf(text: string): void;
+  /** max_split_size_mb from the slider (null: unlimited), applied to the current config. */
+  setMaxSplit(mb: number | null): void;
+  setCapacity(bytes: number | null): void;
+  seek(cursor: number): void;
+  setPlaying(playing: boolean): void;
   openFile(file: File): Promise<void>;
   openSample(): Promise<void>;
+  openWorkload(id: string, params?: Record<string, number>): void;
 }
 
 const worker = new Worker(new URL('../worker/replay-worker.ts', import.meta.url), { type: 'module' });
 let pending = 0;
 let idle: Promise<void> = Promise.resolve();
 let settle: (() => void) | null = null;
-/** Callers waiting for the open snapshot's request stream, answered in order. */
+/** Callers waiting for the source's request stream, answered in order. */
 const streamWaiters: { resolve(s: RequestStream): void; reject(e: Error): void }[] = [];
+const frameWaiters = new Map<number, ((frames: string[]) => void)[]>();
+/** Seeks coalesce: one in flight, and the latest cursor asked for after it. */
+let seekInFlight = false;
+let seekWanted: number | null = null;
+/** Replays coalesce too, so that a dragged slider never queues a backlog. */
+let replayInFlight = false;
+let replayWanted: { settings: ReplaySettings; cursor: number | null } | null = null;
+/** A source is being opened: its replay follows only if it opens (a bad file changes nothing). */
+let replayAfterOpen = false;
 
 function send(message: ToWorker, transfer: Transferable[] = []): void {
   if (pending++ === 0) idle = new Promise((resolve) => (settle = resolve));
   useSession.setState({ busy: true });
   worker.postMessage(message, transfer);
+}
+
+function requestReplay(settings: ReplaySettings, cursor: number | null): void {
+  if (replayInFlight) {
+    replayWanted = { settings, cursor };
+    return;
+  }
+  replayInFlight = true;
+  send({ type: 'replay', settings, cursor });
+}
+
+function requestSeek(cursor: number): void {
+  if (seekInFlight || replayInFlight) {
+    seekWanted = cursor;
+    return;
+  }
+  seekInFlight = true;
+  send({ type: 'seek', cursor });
 }
 
 worker.onmessage = (event: MessageEvent<FromWorker>) => {
@@ -42,10 +85,36 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
     useSession.setState({ progress: m.fraction });
     return;
   }
-  if (m.type === 'result') useSession.setState({ summary: m.summary, progress: null });
-  else if (m.type === 'stream') streamWaiters.shift()?.resolve(m.stream);
+  if (m.type === 'result') {
+    replayInFlight = false;
+    useSession.setState({ summary: m.summary, timeline: m.timeline, view: m.view, cursor: m.view.cursor, progress: null });
+  } else if (m.type === 'opened') {
+    if (replayAfterOpen) replayNewSource();
+    replayAfterOpen = false;
+  } else if (m.type === 'cursor') {
+    seekInFlight = false;
+    useSession.setState({ view: m.view });
+  } else if (m.type === 'frames') {
+    for (const resolve of frameWaiters.get(m.id) ?? []) resolve(m.frames);
+    frameWaiters.delete(m.id);
+  } else if (m.type === 'stream') streamWaiters.shift()?.resolve(m.stream);
   else if (m.type === 'error' && m.stream) streamWaiters.shift()?.reject(new Error(m.message));
-  else if (m.type === 'error') useSession.setState({ error: m.message, progress: null });
+  else if (m.type === 'error') {
+    // Whatever was in flight failed: the previous view stays.
+    replayInFlight = false;
+    seekInFlight = false;
+    replayAfterOpen = false;
+    useSession.setState({ error: m.message, progress: null });
+  }
+  if (replayWanted && !replayInFlight) {
+    const next = replayWanted;
+    replayWanted = null;
+    requestReplay(next.settings, next.cursor);
+  } else if (seekWanted !== null && !seekInFlight && !replayInFlight) {
+    const next = seekWanted;
+    seekWanted = null;
+    if (next !== useSession.getState().view?.cursor) requestSeek(next);
+  }
   if (--pending === 0) {
     useSession.setState({ busy: false });
     settle?.();
@@ -57,27 +126,50 @@ export function whenIdle(): Promise<void> {
   return idle;
 }
 
-/** The open snapshot's request stream (built by the worker on its first replay). */
-export function snapshotStream(): Promise<RequestStream> {
+/** The source's request stream (built by the worker on its first replay). */
+export function sourceStream(): Promise<RequestStream> {
   return new Promise((resolve, reject) => {
     streamWaiters.push({ resolve, reject });
     send({ type: 'stream' });
   });
 }
 
-async function open(name: string, bytes: ArrayBuffer): Promise<void> {
-  useSession.setState({ error: null, progress: 0 });
-  send({ type: 'open', name, bytes }, [bytes]);
-  send({ type: 'replay', conf: useSession.getState().confText, capacityBytes: null });
+/** Stack frames of an allocation, by logical id (empty when the source has none). */
+export function allocationFrames(id: number): Promise<string[]> {
+  return new Promise((resolve) => {
+    const waiting = frameWaiters.get(id);
+    if (waiting) waiting.push(resolve);
+    else {
+      frameWaiters.set(id, [resolve]);
+      send({ type: 'frames', id });
+    }
+  });
 }
 
-export const useSession = create<SessionState>()((set) => ({
+/** A new source replays under the config typed (if any) with no cap, as the CLI does after an import. */
+function replayNewSource(): void {
+  const settings = { conf: useSession.getState().settings.conf, capacityBytes: null };
+  useSession.setState({ settings, playing: false });
+  requestReplay(settings, null);
+}
+
+async function open(name: string, bytes: ArrayBuffer): Promise<void> {
+  useSession.setState({ error: null, progress: 0 });
+  replayAfterOpen = true;
+  send({ type: 'open', name, bytes }, [bytes]);
+}
+
+export const useSession = create<SessionState>()((set, get) => ({
   busy: false,
   progress: null,
   error: null,
-  confText: null,
+  settings: { conf: null, capacityBytes: null },
   confError: null,
   summary: null,
+  timeline: null,
+  cursor: 0,
+  view: null,
+  playing: false,
   setConf(text) {
     try {
       parseAllocConf(text);
@@ -85,8 +177,34 @@ export const useSession = create<SessionState>()((set) => ({
       set({ confError: e instanceof ConfigError ? e.message : String(e) });
       return;
     }
-    set({ confText: text, confError: null });
-    send({ type: 'replay', conf: text, capacityBytes: null });
+    const settings = { ...get().settings, conf: text };
+    set({ settings, confError: null });
+    requestReplay(settings, null);
+  },
+  setMaxSplit(mb) {
+    // From the config last asked for, so that quick steps of the slider build on each other.
+    const current = get().settings.conf ?? get().summary?.conf ?? '';
+    const config = parseAllocConf(current).config;
+    const conf = configToString({ ...config, maxSplitSize: mb === null ? Infinity : mb * MiB });
+    const settings = { ...get().settings, conf };
+    set({ settings, confError: null });
+    requestReplay(settings, get().playing ? get().cursor : null);
+  },
+  setCapacity(bytes) {
+    const settings = { ...get().settings, capacityBytes: bytes };
+    set({ settings });
+    requestReplay(settings, null);
+  },
+  seek(cursor) {
+    const total = get().summary?.requests ?? 0;
+    const c = Math.max(0, Math.min(total - 1, Math.round(cursor)));
+    if (c === get().cursor && get().view?.cursor === c) return;
+    set({ cursor: c });
+    requestSeek(c);
+  },
+  setPlaying(playing) {
+    set({ playing });
+    if (playing) play();
   },
   async openFile(file) {
     if (file.size > MAX_FILE_BYTES) {
@@ -103,4 +221,26 @@ export const useSession = create<SessionState>()((set) => ({
     }
     await open(SAMPLE_NAME, await response.arrayBuffer());
   },
+  openWorkload(id, params = {}) {
+    set({ error: null });
+    replayAfterOpen = true;
+    send({ type: 'workload', id, params });
+  },
 }));
+
+/** Advances the cursor while playing: about 20 seconds end to end, never ahead of the view. */
+function play(): void {
+  const tick = (): void => {
+    const s = useSession.getState();
+    if (!s.playing) return;
+    const total = s.summary?.requests ?? 0;
+    if (s.cursor >= total - 1) {
+      useSession.setState({ playing: false });
+      return;
+    }
+    if (!seekInFlight && !replayInFlight) s.seek(s.cursor + Math.max(1, Math.round(total / 1200)));
+    requestAnimationFrame(tick);
+  };
+  if (useSession.getState().cursor >= (useSession.getState().summary?.requests ?? 0) - 1) useSession.getState().seek(0);
+  requestAnimationFrame(tick);
+}

@@ -9,10 +9,10 @@ import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { GpuSlot, LiveRun, type LiveRunStatus } from '../gpu/live-run';
 import type { RequestStream } from '../trace/request-stream';
 import { workloadById, WORKLOADS } from '../trace/workloads';
-import { snapshotStream, useSession } from './session-store';
+import { sourceStream, useSession } from './session-store';
 
+/** The stress run's source that is the page's own (the open snapshot or workload). */
 export const SNAPSHOT_SOURCE = 'snapshot';
-export const DEFAULT_WORKLOAD = WORKLOADS[0]!.id;
 /** The simulated GPU a built-in workload runs on (an 80 GiB card); a snapshot runs on the H200 it came from. */
 export const WORKLOAD_DEVICE_BYTES = 80 * GiB;
 const DEFAULT_BATCH = 64;
@@ -60,12 +60,12 @@ let starting: Promise<unknown> = Promise.resolve();
 function configFor(source: string): AllocatorConfig {
   const session = useSession.getState();
   // A snapshot runs under what its replay uses (recorded unless typed); a workload under what is typed.
-  const text = source === SNAPSHOT_SOURCE ? (session.summary?.conf ?? '') : (session.confText ?? '');
+  const text = source === SNAPSHOT_SOURCE ? (session.summary?.conf ?? '') : (session.settings.conf ?? '');
   return text ? parseAllocConf(text).config : DEFAULT_CONFIG;
 }
 
 async function streamFor(source: string, params: Record<string, number>): Promise<RequestStream> {
-  if (source === SNAPSHOT_SOURCE) return snapshotStream();
+  if (source === SNAPSHOT_SOURCE) return sourceStream();
   const workload = workloadById(source);
   if (!workload) throw new Error(`There is no built-in workload "${source}"; choose one of ${WORKLOADS.map((w) => w.id).join(', ')}.`);
   return workload.generate(params);
@@ -82,7 +82,7 @@ function publish(): void {
 }
 
 export const useStress = create<StressState>()(() => ({
-  source: DEFAULT_WORKLOAD,
+  source: WORKLOADS[0]!.id,
   params: {},
   arenaBytes: null,
   deviceBytes: null,

@@ -24,6 +24,8 @@ export interface SnapshotReplayOptions {
   trace?: TraceColumns;
   /** See ReplayOptions.statsOnly. */
   statsOnly?: boolean;
+  /** See ReplayOptions.until. */
+  until?: number;
 }
 
 export interface SnapshotReplay {
@@ -72,6 +74,7 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
     ...(options.device !== undefined ? { device: options.device } : {}),
     ...(options.emptyCacheAfter ? { emptyCacheAfter: options.emptyCacheAfter } : {}),
     ...(options.statsOnly ? { statsOnly: true } : {}),
+    ...(options.until !== undefined ? { until: options.until } : {}),
   });
   if (result.divergences.length > 0) {
     const first = result.divergences[0]!;

@@ -29,6 +29,8 @@ export interface ReplayOptions {
    * its count alone and the series stay empty, which saves writing ~40 bytes per request.
    */
   statsOnly?: boolean;
+  /** Stop after this request index (a cursor): the allocator is left as it was then. */
+  until?: number;
 }
 
 export interface ReplayOom {
@@ -52,6 +54,8 @@ export interface ReplaySeries {
   reserved: Float64Array;
   /** The same array as `allocated`: without CUDA events a freed block stops being active at once. */
   active: Float64Array;
+  /** Requests at which the allocator freed cached blocks and retried cudaMalloc. */
+  retries: number[];
 }
 
 /** The moment reserved memory peaked (after the request that raised it). */
@@ -109,11 +113,11 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   }
   allocator.sink = events;
 
-  const n = stream.length;
+  const n = Math.min(stream.length, (options.until ?? Infinity) + 1);
   const allocatedSeries = new Float64Array(statsOnly ? 0 : n);
   const reservedSeries = new Float64Array(statsOnly ? 0 : n);
   // Active equals allocated in the model (frees complete at once): one array serves both.
-  const series: ReplaySeries = { allocated: allocatedSeries, reserved: reservedSeries, active: allocatedSeries };
+  const series: ReplaySeries = { allocated: allocatedSeries, reserved: reservedSeries, active: allocatedSeries, retries: [] };
   const ooms: ReplayOom[] = [];
   const emptyCacheAfter = new Set(options.emptyCacheAfter ?? []);
   const { kind, id, size, stream: streams } = stream;
@@ -123,7 +127,9 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
     events.currentRequest = i;
     const blockId = id[i]!;
     if (kind[i] === RequestKind.alloc) {
+      const retriesBefore = statsOnly ? 0 : stats.counter('num_alloc_retries');
       const block = allocator.malloc(size[i]!, streams[i]!, blockId);
+      if (!statsOnly && stats.counter('num_alloc_retries') !== retriesBefore) series.retries.push(i);
       if (block) blocks[blockId] = block;
       else ooms.push({ request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message });
     } else {

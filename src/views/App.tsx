@@ -1,47 +1,77 @@
 import { useEffect, useId, useState } from 'react';
-import { formatSize } from '../allocator/format-size';
-import { useSession } from '../state/session-store';
+import { SAMPLE_NAME, useSession, DEFAULT_WORKLOAD } from '../state/session-store';
 import { startDefaultStress } from '../state/stress-store';
+import { WORKLOADS } from '../trace/workloads';
+import { ConfigPanel } from './ConfigPanel';
+import { StatsPanel } from './StatsPanel';
 import { StressPanel } from './StressPanel';
+import { ThemeToggle } from './ThemeToggle';
+import { ViewPanels } from './ViewPanels';
 
-const KEY_STATS = [
-  'allocated_bytes.all.current',
-  'allocated_bytes.all.peak',
-  'reserved_bytes.all.current',
-  'reserved_bytes.all.peak',
-  'inactive_split_bytes.all.current',
-  'num_device_alloc',
-  'num_device_free',
-  'num_alloc_retries',
-  'num_ooms',
-];
+const SAMPLE = 'sample';
 
-let stressStarted = false;
-/** Once per page (StrictMode runs effects twice in development). */
-function startStressOnce(): void {
-  if (stressStarted) return;
-  stressStarted = true;
+let started = false;
+/** Once per page (StrictMode runs effects twice in development): the built-in workload, playing. */
+function startOnce(): void {
+  if (started) return;
+  started = true;
+  useSession.getState().openWorkload(DEFAULT_WORKLOAD);
+  const unsubscribe = useSession.subscribe((s) => {
+    if (!s.summary) return;
+    unsubscribe();
+    s.setPlaying(true);
+  });
   void startDefaultStress();
 }
 
 export function App() {
-  const { summary, error, busy, progress, confError, setConf, openFile, openSample } = useSession();
-  const [conf, setConfText] = useState('');
-  const confId = useId();
-  useEffect(() => {
-    void openSample();
-  }, [openSample]);
-  useEffect(startStressOnce, []);
+  const { summary, error, progress, openFile, openSample, openWorkload } = useSession();
+  const sourceId = useId();
+  const [dragging, setDragging] = useState(false);
+  useEffect(startOnce, []);
+  const sourceValue = summary?.sourceKind === 'workload' ? (WORKLOADS.find((w) => summary.source.startsWith(w.name))?.id ?? '') : summary?.source === SAMPLE_NAME ? SAMPLE : 'file';
 
   return (
-    <main>
-      <header>
+    <div
+      className={`app${dragging ? ' dragging' : ''}`}
+      onDragOver={(e) => {
+        e.preventDefault();
+        setDragging(true);
+      }}
+      onDragLeave={() => setDragging(false)}
+      onDrop={(e) => {
+        e.preventDefault();
+        setDragging(false);
+        const file = e.dataTransfer.files[0];
+        if (file) void openFile(file);
+      }}
+    >
+      <header className="top">
         <h1>splitscope</h1>
-        <p>How PyTorch's CUDA caching allocator would have handled a recorded run, under the config you type.</p>
-      </header>
-      <section className="controls">
-        <label>
-          Open snapshot…{' '}
+        <label htmlFor={sourceId}>source</label>
+        <select
+          id={sourceId}
+          value={sourceValue}
+          onChange={(e) => {
+            const v = e.target.value;
+            if (v === SAMPLE) void openSample();
+            else if (v !== 'file') openWorkload(v);
+          }}
+        >
+          <optgroup label="Built-in workloads">
+            {WORKLOADS.map((w) => (
+              <option key={w.id} value={w.id}>
+                {w.name}
+              </option>
+            ))}
+          </optgroup>
+          <optgroup label="Recorded with PyTorch">
+            <option value={SAMPLE}>{SAMPLE_NAME}</option>
+            {sourceValue === 'file' && <option value="file">{summary?.source}</option>}
+          </optgroup>
+        </select>
+        <label className="file">
+          Open snapshot…
           <input
             type="file"
             accept=".pickle,.gz,.json,.pkl"
@@ -52,61 +82,35 @@ export function App() {
             }}
           />
         </label>
-        <div>
-          <label htmlFor={confId}>PYTORCH_CUDA_ALLOC_CONF</label>
-          <input
-            id={confId}
-            className="conf"
-            value={conf}
-            placeholder="(recorded config) e.g. max_split_size_mb:128"
-            aria-invalid={confError !== null}
-            onChange={(e) => setConfText(e.target.value)}
-            onKeyDown={(e) => {
-              if (e.key === 'Enter') setConf(conf);
-            }}
-          />
-          <button onClick={() => setConf(conf)}>Replay</button>
-          {confError && <p className="error">{confError}</p>}
-        </div>
-      </section>
-      <StressPanel />
+        <span className="spacer" />
+        <ThemeToggle />
+      </header>
+      {progress !== null && <progress className="import" value={progress} max={1} aria-label="Reading the snapshot" />}
       {error && (
-        <p role="alert" className="error">
+        <p role="alert" className="error banner">
           {error}
         </p>
       )}
-      {progress !== null && <progress value={progress} max={1} />}
-      {summary && (
-        <section aria-busy={busy}>
-          <h2>{summary.source}</h2>
-          <p>
-            config <code>{summary.conf || '(defaults)'}</code> · recorded <code>{summary.recordedConf || '(defaults)'}</code> ·
-            addresses {summary.addresses} · {summary.requests.toLocaleString()} requests ·{' '}
-            {summary.events.toLocaleString()} trace events
-          </p>
-          <table className="stats">
-            <tbody>
-              {KEY_STATS.map((k) => (
-                <tr key={k}>
-                  <th scope="row">{k}</th>
-                  <td data-stat={k}>{summary.stats[k]?.toLocaleString()}</td>
-                  <td>{k.includes('bytes') ? formatSize(summary.stats[k] ?? 0) : ''}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-          {summary.ooms.map((o) => (
-            <p key={o.request} className="oom">
-              request {o.request}: {o.message}
+      <div className="layout">
+        <aside className="side">
+          <ConfigPanel />
+          <StatsPanel />
+        </aside>
+        <main className="main">
+          {summary && (
+            <p className="source-line">
+              <strong>{summary.source}</strong> · {summary.requests.toLocaleString()} requests · {summary.events.toLocaleString()} trace events
             </p>
-          ))}
-          {summary.notes.map((n) => (
+          )}
+          <ViewPanels />
+          <StressPanel />
+          {summary?.notes.map((n) => (
             <p key={n} className="note">
               {n}
             </p>
           ))}
-        </section>
-      )}
-    </main>
+        </main>
+      </div>
+    </div>
   );
 }

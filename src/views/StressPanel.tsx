@@ -35,7 +35,7 @@ export function StressPanel() {
               {w.name}
             </option>
           ))}
-          {snapshotName && <option value={SNAPSHOT_SOURCE}>Snapshot: {snapshotName}</option>}
+          {snapshotName && <option value={SNAPSHOT_SOURCE}>The page's source: {snapshotName}</option>}
         </select>
         {status?.playing ? (
           <button onClick={pause}>Pause</button>

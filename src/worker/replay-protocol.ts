@@ -1,29 +1,70 @@
 // Messages between the page and the replay worker.
+import type { Fragmentation } from '../trace/fragmentation';
+import type { MemoryLayout } from '../trace/memory-layout';
 import type { ReplayOom } from '../trace/replay';
 import type { RequestStream } from '../trace/request-stream';
 
+/** What a replay runs under; null fields take the source's own (recorded config, no cap). */
+export interface ReplaySettings {
+  conf: string | null;
+  capacityBytes: number | null;
+}
+
 export type ToWorker =
   | { type: 'open'; name: string; bytes: ArrayBuffer }
-  | { type: 'replay'; conf: string | null; capacityBytes: number | null }
-  /** The open snapshot's request stream, for a GPU stress run on the page. */
+  /** A built-in workload becomes the source. */
+  | { type: 'workload'; id: string; params: Record<string, number> }
+  /** Replays the source; the cursor rests on `cursor` (null: the last request). */
+  | { type: 'replay'; settings: ReplaySettings; cursor: number | null }
+  /** The state after request `cursor` under the last replay's settings. */
+  | { type: 'seek'; cursor: number }
+  /** The stack frames of an allocation (the block's logical id), when the trace has them. */
+  | { type: 'frames'; id: number }
+  /** The source's request stream, for a GPU stress run on the page. */
   | { type: 'stream' };
 
 export interface ReplaySummary {
   source: string;
+  /** 'snapshot' for an imported or sample file, else the workload's id. */
+  sourceKind: 'snapshot' | 'workload';
   conf: string;
   recordedConf: string;
+  capacityBytes: number | null;
   addresses: 'recorded' | 'simulated';
   requests: number;
   events: number;
+  /** memory_stats() after the last request. */
   stats: Record<string, number>;
   ooms: ReplayOom[];
   notes: string[];
+  peakReserved: number;
+}
+
+/** Per-request series of a whole replay, for the timeline. */
+export interface ReplayTimeline {
+  allocated: Float64Array;
+  reserved: Float64Array;
+  active: Float64Array;
+  ooms: Int32Array;
+  retries: Int32Array;
+}
+
+/** The state after request `cursor`. */
+export interface CursorView {
+  cursor: number;
+  stats: Record<string, number>;
+  fragmentation: Fragmentation;
+  layout: MemoryLayout;
+  /** The OOM message of a request at the cursor that failed, if it did. */
+  oom: string | null;
 }
 
 export type FromWorker =
   | { type: 'progress'; fraction: number }
   | { type: 'opened'; name: string }
-  | { type: 'result'; summary: ReplaySummary }
+  | { type: 'result'; summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView }
+  | { type: 'cursor'; view: CursorView }
+  | { type: 'frames'; id: number; frames: string[] }
   | { type: 'stream'; stream: RequestStream }
   /** `stream`: the error answers a 'stream' request. */
   | { type: 'error'; message: string; stream?: boolean };

@@ -1,44 +1,94 @@
-// The page in real Chromium: it opens on the built-in sample, replays it like the CLI does, and a bad
-// file gives a clear message while the previous view stays.
+// The page in real Chromium: it opens on a built-in workload already moving; the GPT-2 sample opens
+// with one click and replays like the CLI; the max_split slider and the config field replay it like
+// `splitscope replay --conf`; a bad file gives a clear message while the previous view stays.
 import { execFileSync } from 'node:child_process';
 import { expect, test } from 'vitest';
 import { openPage, SHOTS as shots } from './open-page';
 
 const session = openPage();
-
+const SAMPLE = 'public/samples/train_gpt2-n12.pickle.gz';
 
 type Stats = Record<string, number>;
 // Page-side code as strings: vitest rewrites test-file functions with helpers the page lacks.
 const ready = () => session.page.evaluate<void>('window.splitscope.ready()');
 const stats = () => session.page.evaluate<Stats>('window.splitscope.stats()');
+const cursor = () => session.page.evaluate<{ index: number; total: number }>('window.splitscope.cursor()');
 
 function cli(args: string[]): { stats: Stats } {
   return JSON.parse(execFileSync(process.execPath, ['bin/splitscope.mjs', ...args, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
 }
 
-test('opens on the built-in GPT-2 sample with the same stats as the CLI', async () => {
-  await session.page.waitForSelector('td[data-stat="reserved_bytes.all.peak"]');
+test('opens on a built-in workload whose cursor is already moving', async () => {
+  await session.page.waitForFunction(`window.splitscope.cursor().index > 0`, undefined, { timeout: 60_000 });
+  const first = await cursor();
+  await session.page.waitForFunction(`window.splitscope.cursor().index > ${first.index}`, undefined, { timeout: 30_000 });
+  expect((await cursor()).total).toBeGreaterThan(5000);
+  await session.page.screenshot({ path: `${shots}/opening.png` });
+});
+
+test('the GPT-2 sample opens with one click and replays like the CLI', async () => {
+  await session.page.getByLabel('source', { exact: true }).selectOption({ label: 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)' });
+  await session.page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2')`);
   await ready();
-  const want = cli(['replay', 'public/samples/train_gpt2-n12.pickle.gz']).stats;
+  const want = cli(['replay', SAMPLE]).stats;
   expect(await stats()).toEqual(want);
+  const c = await cursor();
+  expect(c.index).toBe(c.total - 1);
   await session.page.screenshot({ path: `${shots}/sample.png` });
 });
 
-test('a typed config replays the sample like splitscope replay --conf', async () => {
-  const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
-  await field.fill('max_split_size_mb:128');
-  await field.press('Enter');
-  await session.page.waitForFunction(`document.body.textContent.includes('max_split_size_mb:128')`);
+test('the max_split slider, moved from unlimited to 128 MiB, replays like splitscope replay --conf max_split_size_mb:128', async () => {
+  const slider = session.page.getByRole('slider', { name: /max_split/ });
+  await slider.focus();
+  await slider.press('End');
+  expect(await slider.getAttribute('aria-valuetext')).toBe('unlimited');
+  for (let i = 0; i < 60 && (await slider.getAttribute('aria-valuenow')) !== '128'; i++) await slider.press('ArrowLeft');
+  expect(await slider.getAttribute('aria-valuenow')).toBe('128');
   await ready();
-  const want = cli(['replay', 'public/samples/train_gpt2-n12.pickle.gz', '--conf', 'max_split_size_mb:128']).stats;
+  const want = cli(['replay', SAMPLE, '--conf', 'max_split_size_mb:128']).stats;
   expect(await stats()).toEqual(want);
+  await session.page.screenshot({ path: `${shots}/max-split-128.png` });
+});
+
+test('a typed config is checked as it is typed and replays like splitscope replay --conf', async () => {
+  const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  await field.fill('max_split_size_mb:10');
+  await expect.poll(() => field.getAttribute('aria-invalid')).toBe('true');
+  await field.fill('max_split_size_mb:256,roundup_power2_divisions:4');
+  expect(await field.getAttribute('aria-invalid')).toBe('false');
+  await field.press('Enter');
+  await ready();
+  const want = cli(['replay', SAMPLE, '--conf', 'max_split_size_mb:256,roundup_power2_divisions:4']).stats;
+  expect(await stats()).toEqual(want);
+});
+
+test('arrow keys step the cursor one request when no control has focus, and the stats follow', async () => {
+  await session.page.locator('h1').click();
+  const before = await cursor();
+  const atEnd = await stats();
+  await session.page.keyboard.press('ArrowLeft');
+  await session.page.waitForFunction(`window.splitscope.cursor().index === ${before.index - 1}`);
+  await ready();
+  const back = await stats();
+  await session.page.keyboard.press('ArrowRight');
+  await session.page.waitForFunction(`window.splitscope.cursor().index === ${before.index}`);
+  await ready();
+  expect(await stats()).not.toEqual(back);
+  await session.page.keyboard.press('Home');
+  await session.page.waitForFunction(`window.splitscope.cursor().index === 0`);
+  await ready();
+  // Request 1 of a trace that begins mid-run: only what existed before it, plus at most one segment.
+  expect((await stats())['num_device_alloc']).toBeLessThan(atEnd['num_device_alloc']!);
+  await session.page.keyboard.press('End');
+  await session.page.waitForFunction(`window.splitscope.cursor().index === ${before.total - 1}`);
+  await ready();
 });
 
 test('a file of random bytes gives an alert and the previous view stays', async () => {
   const before = await stats();
   const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 251));
   await session.page.setInputFiles('input[type=file]', { name: 'random.pickle', mimeType: 'application/octet-stream', buffer: bytes });
-  const alert = session.page.getByRole('alert');
+  const alert = session.page.locator('.banner[role=alert]');
   await alert.waitFor();
   expect(await alert.textContent()).toMatch(/not a PyTorch memory snapshot|pickle/i);
   await ready();

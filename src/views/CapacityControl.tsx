@@ -1,0 +1,70 @@
+// The memory cap a replay runs under (torch.cuda.set_per_process_memory_fraction): none, a GPU's
+// whole memory, or a custom size.
+import { useId, useState } from 'react';
+import { GiB } from '../allocator/constants';
+import { H200_TOTAL_MEMORY } from '../allocator/capacity';
+import { ConfigError } from '../allocator/config-error';
+import { parseByteSize } from '../allocator/byte-size';
+import { formatSize } from '../allocator/format-size';
+
+const PRESETS: [string, number][] = [
+  ['24 GB card (RTX 3090/4090, 24 GiB)', 24 * GiB],
+  ['40 GB card (A100 40GB, 40 GiB)', 40 * GiB],
+  ['80 GB card (A100/H100 80GB, 80 GiB)', 80 * GiB],
+  [`H200 (${H200_TOTAL_MEMORY.toLocaleString('en-US')} bytes)`, H200_TOTAL_MEMORY],
+];
+
+export function CapacityControl({ bytes, onChange }: { bytes: number | null; onChange(bytes: number | null): void }) {
+  const id = useId();
+  const preset = bytes === null ? 'none' : PRESETS.some(([, b]) => b === bytes) ? String(bytes) : 'custom';
+  const [custom, setCustom] = useState(preset === 'custom' && bytes !== null ? String(bytes) : '');
+  const [showCustom, setShowCustom] = useState(preset === 'custom');
+  const [error, setError] = useState<string | null>(null);
+  const applyCustom = () => {
+    try {
+      onChange(parseByteSize(custom));
+      setError(null);
+    } catch (e) {
+      setError(e instanceof ConfigError ? e.message : String(e));
+    }
+  };
+  return (
+    <div className="capacity">
+      <label htmlFor={id}>Memory cap (capacity)</label>
+      <select
+        id={id}
+        value={showCustom ? 'custom' : preset}
+        onChange={(e) => {
+          const v = e.target.value;
+          setShowCustom(v === 'custom');
+          setError(null);
+          if (v === 'none') onChange(null);
+          else if (v !== 'custom') onChange(Number(v));
+        }}
+      >
+        <option value="none">No cap</option>
+        {PRESETS.map(([label, b]) => (
+          <option key={b} value={b}>
+            {label}
+          </option>
+        ))}
+        <option value="custom">Custom…</option>
+      </select>
+      {showCustom && (
+        <input
+          aria-label="Custom capacity"
+          placeholder="e.g. 6GiB or 12e9"
+          value={custom}
+          aria-invalid={error !== null}
+          onChange={(e) => setCustom(e.target.value)}
+          onKeyDown={(e) => {
+            if (e.key === 'Enter') applyCustom();
+          }}
+          onBlur={() => custom && applyCustom()}
+        />
+      )}
+      {bytes !== null && <span className="hint"> {formatSize(bytes)}</span>}
+      {error && <p className="error">{error}</p>}
+    </div>
+  );
+}

@@ -1,0 +1,411 @@
+// The segment map: every segment of the allocator at the cursor as a band, its blocks coloured by
+// state, grouped into lanes by pool and stream. The canvas is drawn by SegmentMapRenderer (WebGPU, or
+// Canvas 2D without an adapter) once per animation frame, outside React renders; d3 draws the byte
+// ruler and lane labels in an SVG overlay and owns zoom and pan (x only: rows always fit the height).
+import { axisTop, scaleLinear, select, zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3';
+import { useCallback, useEffect, useId, useRef, useState, type JSX } from 'react';
+import { formatSize } from '../allocator/format-size';
+import { blockRect, fitSegmentMap, laneLabel, pickBlock, segmentOfBlock, type SegmentMapGeometry } from '../gpu/segment-map-geometry';
+import { PALETTE } from '../gpu/segment-map-palette';
+import { SegmentMapRenderer, type SegmentMapBackend } from '../gpu/segment-map-renderer';
+import { BLOCK_STATE_NAMES, type MemoryLayout } from '../trace/memory-layout';
+import './segment-map.css';
+
+export interface SegmentMapProps {
+  layout: MemoryLayout | null;
+  /** Request index the layout is at (block age = cursor - blockSince). */
+  cursor: number;
+  /** Stack frames of an allocation, when the trace has them. */
+  frames?: (blockId: number) => Promise<string[]>;
+}
+
+/** Height of the byte ruler above the canvas, px. */
+const AXIS_HEIGHT = 24;
+/** The deepest zoom shows 512 bytes (PyTorch's smallest block) this wide, px. */
+const MIN_BLOCK_PX_AT_MAX_ZOOM = 40;
+
+interface Tip {
+  block: number;
+  /** Pointer position in the plot, px. */
+  x: number;
+  y: number;
+  pinned: boolean;
+}
+
+/** Power-of-two steps: byte offsets read as round binary sizes (256 MiB, 512 MiB ...). */
+function byteTicks(a: number, b: number, count: number): number[] {
+  const step = 2 ** Math.max(0, Math.ceil(Math.log2(Math.max((b - a) / Math.max(count, 1), 1))));
+  const ticks: number[] = [];
+  for (let t = Math.ceil(a / step) * step; t <= b && ticks.length < 100; t += step) ticks.push(t);
+  return ticks;
+}
+
+const tickLabel = (bytes: number): string => formatSize(bytes).replace('.00 ', ' ');
+const hex = (n: number): string => `0x${n.toString(16)}`;
+
+export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Element {
+  const plotRef = useRef<HTMLDivElement>(null);
+  const canvasRef = useRef<HTMLCanvasElement>(null);
+  const svgRef = useRef<SVGSVGElement>(null);
+  const rendererRef = useRef<SegmentMapRenderer | null>(null);
+  const geometryRef = useRef<SegmentMapGeometry | null>(null);
+  const layoutRef = useRef<MemoryLayout | null>(layout);
+  const transformRef = useRef<ZoomTransform>(zoomIdentity);
+  const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
+  const sizeRef = useRef({ width: 0, height: 0 });
+  const tipRef = useRef<Tip | null>(null);
+  const [tip, setTipState] = useState<Tip | null>(null);
+  const [backend, setBackend] = useState<SegmentMapBackend | null>(null);
+  const [failure, setFailure] = useState<string | null>(null);
+  const [canvasKey, setCanvasKey] = useState(0);
+  const hintId = useId();
+
+  const setTip = useCallback((next: Tip | null) => {
+    tipRef.current = next;
+    setTipState(next);
+  }, []);
+
+  /** Bytes per CSS px and the byte offset at the left edge, from the zoom. */
+  const scale = useCallback(() => {
+    const g = geometryRef.current;
+    const { width } = sizeRef.current;
+    const t = transformRef.current;
+    const pxPerByte = g && width > 0 ? (t.k * width) / g.rowBytes : 1;
+    return { pxPerByte, x0: -t.x / pxPerByte };
+  }, []);
+
+  /** Canvas view, ruler and highlight for the current zoom; no React render. */
+  const paint = useCallback(() => {
+    const g = geometryRef.current;
+    const l = layoutRef.current;
+    const svg = svgRef.current;
+    const { width, height } = sizeRef.current;
+    if (!svg || width === 0) return;
+    const { pxPerByte, x0 } = scale();
+    rendererRef.current?.setView({ x0, pxPerByte, width, height, dpr: window.devicePixelRatio || 1 });
+    const root = select(svg);
+    const x1 = x0 + width / pxPerByte;
+    const axis = root.select<SVGGElement>('g.segment-map-axis');
+    if (g && l) {
+      const xScale = scaleLinear().domain([x0, x1]).range([0, width]);
+      const ticks = byteTicks(x0, x1, Math.floor(width / 110));
+      axis.attr('data-domain', `${x0},${x1}`).call(axisTop(xScale).tickValues(ticks).tickFormat((d) => tickLabel(d as number)).tickSizeOuter(0));
+    } else {
+      axis.selectAll('*').remove();
+    }
+    const highlight = root.select<SVGRectElement>('rect.segment-map-highlight');
+    const t = tipRef.current;
+    if (g && l && t && t.block < l.blockAddr.length) {
+      const r = blockRect(g, l, t.block);
+      const left = Math.max(-4, (r.x - x0) * pxPerByte);
+      const right = Math.min(width + 4, (r.x + r.w - x0) * pxPerByte);
+      highlight
+        .attr('display', null)
+        .attr('x', left - 1.5)
+        .attr('y', AXIS_HEIGHT + r.y - 1.5)
+        .attr('width', Math.max(right - left, 1) + 3)
+        .attr('height', r.h + 3);
+    } else {
+      highlight.attr('display', 'none');
+    }
+  }, [scale]);
+
+  /** New layout or new plot size: pack the rows again, redraw the lane labels. */
+  const relayout = useCallback(() => {
+    const l = layoutRef.current;
+    const { width, height } = sizeRef.current;
+    const svg = svgRef.current;
+    if (!svg || width === 0) return;
+    const g = l ? fitSegmentMap(l, height) : null;
+    geometryRef.current = g;
+    if (g && l) rendererRef.current?.setScene(g, l);
+    const lanes = select(svg)
+      .select<SVGGElement>('g.segment-map-lanes')
+      .selectAll<SVGTextElement, NonNullable<typeof g>['lanes'][number]>('text')
+      .data(g?.lanes ?? [])
+      .join('text')
+      .attr('x', 4)
+      .attr('y', (d) => AXIS_HEIGHT + d.top + Math.min(13, g!.metrics.headerHeight - 2));
+    lanes.text((d) => `${laneLabel(d)} · ${d.endSegment - d.firstSegment} segments · ${formatSize(d.bytes)}`);
+    const z = zoomRef.current;
+    const canvas = canvasRef.current;
+    if (z && canvas && g) {
+      z.extent([
+        [0, 0],
+        [width, height],
+      ])
+        .translateExtent([
+          [0, 0],
+          [width, height],
+        ])
+        .scaleExtent([1, Math.max(1, (MIN_BLOCK_PX_AT_MAX_ZOOM * g.rowBytes) / (512 * width))]);
+      // Re-apply so the constraints hold for the new extent.
+      z.transform(select(canvas), transformRef.current);
+    }
+    paint();
+  }, [paint]);
+
+  // The renderer lives as long as its canvas; a lost device that cannot be recreated gets a new canvas.
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    let renderer: SegmentMapRenderer | null = null;
+    let cancelled = false;
+    void SegmentMapRenderer.create(canvas, {
+      failed: (message) => {
+        setFailure(message);
+        setCanvasKey((k) => k + 1);
+      },
+    }).then((r) => {
+      if (cancelled) {
+        r.destroy();
+        return;
+      }
+      renderer = r;
+      rendererRef.current = r;
+      setBackend(r.backend);
+      relayout();
+    });
+    return () => {
+      cancelled = true;
+      renderer?.destroy();
+      if (rendererRef.current === renderer) rendererRef.current = null;
+    };
+  }, [canvasKey, relayout]);
+
+  // Zoom, pan and the keyboard on the canvas.
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    const sel = select(canvas);
+    const z = zoom<HTMLCanvasElement, unknown>().on('zoom', (event: { transform: ZoomTransform }) => {
+      transformRef.current = event.transform;
+      paint();
+    });
+    zoomRef.current = z;
+    sel.call(z).on('dblclick.zoom', null);
+    relayout();
+    const onKey = (e: KeyboardEvent): void => {
+      const { width, height } = sizeRef.current;
+      const centre: [number, number] = [width / 2, height / 2];
+      const k = transformRef.current.k;
+      if (e.key === '+' || e.key === '=' || e.key === 'ArrowUp') z.scaleBy(sel, 1.5, centre);
+      else if (e.key === '-' || e.key === '_' || e.key === 'ArrowDown') z.scaleBy(sel, 1 / 1.5, centre);
+      else if (e.key === 'ArrowLeft') z.translateBy(sel, width / 8 / k, 0);
+      else if (e.key === 'ArrowRight') z.translateBy(sel, -width / 8 / k, 0);
+      else if (e.key === '0' || e.key === 'Home') z.transform(sel, zoomIdentity);
+      else if (e.key === 'Escape') setTip(null);
+      else return;
+      e.preventDefault();
+    };
+    canvas.addEventListener('keydown', onKey);
+    return () => {
+      canvas.removeEventListener('keydown', onKey);
+      sel.on('.zoom', null);
+    };
+  }, [canvasKey, paint, relayout, setTip]);
+
+  // Canvas size follows its box (and devicePixelRatio, read at each paint).
+  useEffect(() => {
+    const canvas = canvasRef.current;
+    if (!canvas) return;
+    const observer = new ResizeObserver(() => {
+      const width = canvas.clientWidth;
+      const height = canvas.clientHeight;
+      if (width === sizeRef.current.width && height === sizeRef.current.height) return;
+      sizeRef.current = { width, height };
+      relayout();
+    });
+    observer.observe(canvas);
+    const dpr = matchMedia(`(resolution: ${window.devicePixelRatio || 1}dppx)`);
+    dpr.addEventListener('change', paint);
+    return () => {
+      observer.disconnect();
+      dpr.removeEventListener('change', paint);
+    };
+  }, [canvasKey, paint, relayout]);
+
+  useEffect(() => {
+    // Block indices belong to one layout: a pinned allocation is followed by its id, else the tip goes.
+    const t = tipRef.current;
+    const id = t?.pinned && layoutRef.current ? (layoutRef.current.blockId[t.block] ?? -1) : -1;
+    const block = id >= 0 && layout ? layout.blockId.indexOf(id) : -1;
+    layoutRef.current = layout;
+    setTip(t && block >= 0 ? { ...t, block } : null);
+    relayout();
+  }, [layout, relayout, setTip]);
+
+  // A click outside the map unpins.
+  useEffect(() => {
+    const onDown = (e: PointerEvent): void => {
+      if (tipRef.current?.pinned && !plotRef.current?.contains(e.target as Node)) setTip(null);
+    };
+    document.addEventListener('pointerdown', onDown);
+    return () => document.removeEventListener('pointerdown', onDown);
+  }, [setTip]);
+
+  const blockAt = (e: React.PointerEvent | React.MouseEvent): number => {
+    const g = geometryRef.current;
+    const l = layoutRef.current;
+    if (!g || !l) return -1;
+    const { pxPerByte, x0 } = scale();
+    return pickBlock(g, l, x0 + e.nativeEvent.offsetX / pxPerByte, e.nativeEvent.offsetY);
+  };
+
+  const onPointerMove = (e: React.PointerEvent<HTMLCanvasElement>): void => {
+    if (tipRef.current?.pinned || e.buttons) return;
+    const block = blockAt(e);
+    const prev = tipRef.current;
+    if (block < 0) {
+      if (prev) setTip(null);
+    } else setTip({ block, x: e.nativeEvent.offsetX, y: e.nativeEvent.offsetY + AXIS_HEIGHT, pinned: false });
+    if (prev?.block !== block) paint();
+  };
+
+  const onClick = (e: React.MouseEvent<HTMLCanvasElement>): void => {
+    const block = blockAt(e);
+    setTip(block < 0 || (tipRef.current?.pinned && tipRef.current.block === block) ? null : { block, x: e.nativeEvent.offsetX, y: e.nativeEvent.offsetY + AXIS_HEIGHT, pinned: true });
+    paint();
+  };
+
+  const onPointerLeave = (): void => {
+    if (tipRef.current && !tipRef.current.pinned) {
+      setTip(null);
+      paint();
+    }
+  };
+
+  return (
+    <section className="segment-map" aria-label="Segment map">
+      <div className="segment-map-head">
+        <Legend />
+        <span className="segment-map-backend" data-backend={backend ?? ''}>
+          {backend === 'webgpu' ? 'WebGPU' : backend === 'canvas2d' ? 'Canvas 2D (no WebGPU adapter)' : ''}
+        </span>
+      </div>
+      <div className="segment-map-plot" ref={plotRef}>
+        <canvas
+          key={canvasKey}
+          ref={canvasRef}
+          className="segment-map-canvas"
+          style={{ top: AXIS_HEIGHT }}
+          tabIndex={0}
+          role="img"
+          aria-label="Segment map: memory segments by pool and stream, blocks coloured by state"
+          aria-describedby={hintId}
+          data-backend={backend ?? ''}
+          onPointerMove={onPointerMove}
+          onPointerLeave={onPointerLeave}
+          onClick={onClick}
+        />
+        <svg ref={svgRef} className="segment-map-overlay" aria-hidden="true">
+          <g className="segment-map-axis" transform={`translate(0,${AXIS_HEIGHT - 1})`} />
+          <g className="segment-map-lanes" />
+          <rect className="segment-map-highlight" display="none" />
+        </svg>
+        {!layout && <p className="segment-map-empty">No memory to show yet.</p>}
+        {tip && layout && tip.block < layout.blockAddr.length && (
+          <BlockTip layout={layout} tip={tip} cursor={cursor} frames={frames} width={sizeRef.current.width} />
+        )}
+      </div>
+      <p className="segment-map-hint" id={hintId}>
+        Scroll or <kbd>+</kbd>/<kbd>−</kbd> to zoom, drag or <kbd>←</kbd>/<kbd>→</kbd> to pan, <kbd>0</kbd> to reset; hover a block for its details, click to pin
+        them (<kbd>Esc</kbd> unpins).
+        {failure && <span className="segment-map-failure"> Redrawn after a GPU problem: {failure}.</span>}
+      </p>
+    </section>
+  );
+}
+
+function Legend(): JSX.Element {
+  return (
+    <ul className="segment-map-legend">
+      {BLOCK_STATE_NAMES.map((name, i) => (
+        <li key={name}>
+          <span className="swatch" style={{ background: PALETTE[i]!.css }} />
+          {name}
+        </li>
+      ))}
+      <li>
+        <span className="swatch oversize" style={{ backgroundColor: PALETTE[0]!.css }} />
+        oversize (≥ max_split)
+      </li>
+    </ul>
+  );
+}
+
+interface BlockTipProps {
+  layout: MemoryLayout;
+  tip: Tip;
+  cursor: number;
+  frames: SegmentMapProps['frames'];
+  width: number;
+}
+
+function BlockTip({ layout: l, tip, cursor, frames, width }: BlockTipProps): JSX.Element {
+  const b = tip.block;
+  const s = segmentOfBlock(l, b);
+  const id = l.blockId[b]!;
+  const since = l.blockSince[b]!;
+  const [stack, setStack] = useState<string[] | null | 'loading'>(null);
+  useEffect(() => {
+    if (!frames || id < 0) {
+      setStack(null);
+      return;
+    }
+    let live = true;
+    setStack('loading');
+    frames(id).then(
+      (f) => live && setStack(f),
+      () => live && setStack(null),
+    );
+    return () => {
+      live = false;
+    };
+  }, [frames, id]);
+  const state = l.blockState[b]!;
+  const style = { left: Math.max(0, Math.min(tip.x + 14, width - 340)), top: tip.y + 16 };
+  return (
+    <div className={`segment-map-tip${tip.pinned ? ' pinned' : ''}`} style={style} role="tooltip" data-block={b}>
+      <div className="tip-title">
+        <span className="swatch" style={{ background: PALETTE[state]!.css }} />
+        {BLOCK_STATE_NAMES[state]}
+        {l.blockOversize[b] ? ' · oversize' : ''}
+        {tip.pinned ? ' · pinned' : ''}
+      </div>
+      <dl>
+        <dt>size</dt>
+        <dd data-field="size">{formatSize(l.blockSize[b]!)}</dd>
+        {l.blockRequested[b]! > 0 && (
+          <>
+            <dt>requested</dt>
+            <dd>{formatSize(l.blockRequested[b]!)}</dd>
+          </>
+        )}
+        <dt>address</dt>
+        <dd>{hex(l.blockAddr[b]!)}</dd>
+        {since >= 0 && (
+          <>
+            <dt>age</dt>
+            <dd>
+              {(cursor - since).toLocaleString()} requests (allocated at {since.toLocaleString()})
+            </dd>
+          </>
+        )}
+        <dt>segment</dt>
+        <dd>
+          {hex(l.segmentAddr[s]!)}, {formatSize(l.segmentSize[s]!)}, {l.segmentSmall[s] ? 'small' : 'large'} pool, stream {l.segmentStream[s]}
+        </dd>
+      </dl>
+      {stack === 'loading' && <div className="tip-frames">loading stack…</div>}
+      {Array.isArray(stack) && stack.length > 0 && (
+        <ol className="tip-frames">
+          {stack.slice(0, 16).map((f, i) => (
+            <li key={i}>{f}</li>
+          ))}
+          {stack.length > 16 && <li>… {stack.length - 16} more frames</li>}
+        </ol>
+      )}
+    </div>
+  );
+}
