@@ -1,6 +1,7 @@
 // npm run bench: figures and ratios, never pass/fail (performance goals live here, not in tests).
 import { benchCli } from './cli.bench';
 import { benchGpu } from './gpu.bench';
+import { benchPageLatency } from './page-latency.bench';
 import { benchImport } from './import.bench';
 import { benchReplay } from './replay.bench';
 
@@ -9,3 +10,4 @@ benchReplay();
 benchImport();
 benchCli();
 await benchGpu();
+await benchPageLatency();

@@ -1,0 +1,57 @@
+// Slider-to-updated-view latency on the built page in Chromium: a max_split step on the slider, then
+// the replay off the main thread, the new stats and layout in the page and one painted frame.
+// Goals: under 100 ms on a 30k-event trace, under 1 s on the 470k-event GPT-2 trace.
+import { existsSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { preview } from 'vite';
+import { launch } from '../tests/browser/chromium';
+import { fixture, median, report, ROOT } from './harness';
+
+const TRACES = ['transformer-s1__default.pickle.gz', 'train_gpt2-n150__default.pickle.gz'];
+const STEPS = 15;
+
+// One slider step measured in the page: key press -> worker replay -> stats and layout -> a frame.
+const STEP_IN_PAGE = `(async (key) => {
+  const slider = document.querySelector('[role=slider][aria-labelledby=max-split-label]');
+  const t0 = performance.now();
+  slider.dispatchEvent(new KeyboardEvent('keydown', { key, bubbles: true }));
+  await window.splitscope.ready();
+  await new Promise((r) => requestAnimationFrame(() => r()));
+  return performance.now() - t0;
+})`;
+
+export async function benchPageLatency(): Promise<void> {
+  if (!existsSync(`${ROOT}/dist/index.html`)) spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
+  const server = await preview({ preview: { host: '127.0.0.1', port: 0, strictPort: false }, logLevel: 'warn' });
+  process.env.HEADLESS = '1';
+  const browser = await launch();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+    await page.goto(server.resolvedUrls!.local[0]!);
+    await page.waitForFunction(`'splitscope' in window`);
+    for (const file of TRACES) {
+      await page.setInputFiles('input[type=file]', fixture(file));
+      await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes(${JSON.stringify(file)})`, undefined, { timeout: 120_000 });
+      await page.evaluate('window.splitscope.ready()');
+      const { total } = await page.evaluate<{ total: number }>('window.splitscope.cursor()');
+      // Start at 256 MiB and step down and up around it, each step a new config to replay.
+      const slider = page.getByRole('slider', { name: /max_split/ });
+      await slider.focus();
+      await slider.press('End');
+      await page.evaluate('window.splitscope.ready()');
+      const times: number[] = [];
+      for (let i = 0; i < STEPS; i++) {
+        times.push(await page.evaluate<number>(`${STEP_IN_PAGE}(${JSON.stringify(i % 4 < 2 ? 'ArrowLeft' : 'ArrowRight')})`));
+      }
+      const sorted = [...times].sort((a, b) => a - b);
+      report(`slider to updated view: ${file} (${total.toLocaleString()} requests), Chromium`, {
+        'median ms': median(times).toFixed(0),
+        'p95 ms': sorted[Math.min(sorted.length - 1, Math.ceil(0.95 * sorted.length) - 1)]!.toFixed(0),
+        steps: STEPS,
+      });
+    }
+  } finally {
+    await browser.close();
+    await server.close();
+  }
+}
