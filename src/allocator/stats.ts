@@ -55,15 +55,24 @@ function mirrored(stat: Stat): Stat {
 export class AllocatorStats {
   readonly values = new Float64Array(LENGTH);
 
-  /** Adds to a pool stat for "all" and for the block's pool. */
+  /**
+   * Adds to a pool stat for the block's pool and for "all". Of "all", only current and peak are
+   * kept here (the replay updates stats several times per request): its allocated and freed are
+   * the two pools' sums, which toRecord adds up.
+   */
   increase(stat: Stat, small: boolean, amount: number): void {
-    this.bump(POOL_BASE + stat * 12, amount);
-    this.bump(POOL_BASE + stat * 12 + (small ? 4 : 8), amount);
+    const all = POOL_BASE + stat * 12;
+    this.bump(all + (small ? 4 : 8), amount);
+    const v = this.values;
+    const current = v[all]! + amount;
+    v[all] = current;
+    if (current > v[all + 1]!) v[all + 1] = current;
   }
 
   decrease(stat: Stat, small: boolean, amount: number): void {
-    this.drop(POOL_BASE + stat * 12, amount);
-    this.drop(POOL_BASE + stat * 12 + (small ? 4 : 8), amount);
+    const all = POOL_BASE + stat * 12;
+    this.drop(all + (small ? 4 : 8), amount);
+    this.values[all]! -= amount;
   }
 
   increaseOversize(stat: Stat.oversize_allocations | Stat.oversize_segments): void {
@@ -92,9 +101,11 @@ export class AllocatorStats {
     const out: Record<string, number> = {};
     const v = this.values;
     POOL_STATS.forEach((name, s) => {
+      const at = (t: number, f: number): number => v[POOL_BASE + (mirrored(s) * 3 + t) * 4 + f]!;
       POOL_TYPES.forEach((type, t) => {
         FIELDS.forEach((field, f) => {
-          out[`${name}.${type}.${field}`] = v[POOL_BASE + (mirrored(s) * 3 + t) * 4 + f]!;
+          // "all" keeps current and peak itself; allocated (2) and freed (3) are the pools' sums.
+          out[`${name}.${type}.${field}`] = t === 0 && f >= 2 ? at(1, f) + at(2, f) : at(t, f);
         });
       });
     });
