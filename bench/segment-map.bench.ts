@@ -1,0 +1,38 @@
+// Segment-map frame time with a million blocks, in Chromium (WebGPU on whatever adapter it finds;
+// SwiftShader, on the CPU, here): 60 frames zooming in and out while panning, each timed from the
+// view change to the GPU finishing the frame (bench/segment-map/harness-entry.tsx, benchFrames).
+import { launch } from '../tests/browser/chromium';
+import { median, report } from './harness';
+import { HARNESS_ORIGIN, serveHarness } from './segment-map/serve-harness';
+
+const BLOCKS = Number(process.env.SEGMENT_MAP_BLOCKS ?? 1_000_000);
+const FRAMES = 60;
+
+export async function benchSegmentMap(): Promise<void> {
+  const browser = await launch();
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    await serveHarness(page);
+    await page.goto(`${HARNESS_ORIGIN}/?layout=synthetic&blocks=${BLOCKS}&mount=0`);
+    await page.evaluate(() => window.segmentMapHarness.ready);
+    const { backend, ms, cpu, setSceneMs } = await page.evaluate((n) => window.segmentMapHarness.benchFrames(n), FRAMES);
+    const adapter = await page.evaluate(async () => {
+      const a = await navigator.gpu?.requestAdapter();
+      return a ? `${a.info.vendor} ${a.info.architecture}`.trim() : 'no adapter';
+    });
+    const sorted = [...ms].sort((a, b) => a - b);
+    const p95 = sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.95) - 1)]!;
+    if (process.env.SEGMENT_MAP_VERBOSE) console.log(ms.map((x, i) => `${x.toFixed(0)}/${cpu[i]!.toFixed(0)}`).join(' '));
+    report(`Segment map: ${BLOCKS.toLocaleString()} blocks, ${FRAMES} frames of zoom and pan (${backend}, ${adapter})`, {
+      'frame time, median': `${median(ms).toFixed(1)} ms`,
+      'frame time, p95': `${p95.toFixed(1)} ms`,
+      'of which CPU (culling, level of detail, encoding), median': `${median(cpu).toFixed(1)} ms`,
+      'first frame after a new layout (pack + upload + draw)': `${setSceneMs.toFixed(0)} ms`,
+    });
+  } finally {
+    await browser.close();
+  }
+}
+
+// Run on its own: npx tsx bench/segment-map.bench.ts (under xvfb-run when there is no display).
+if (import.meta.url === `file://${process.argv[1]}`) await benchSegmentMap();
