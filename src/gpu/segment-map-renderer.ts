@@ -1,22 +1,14 @@
 // Draws the segment map on a canvas: WebGPU rectangles from an instance buffer (one instance per
-// segment band and per block, pulled by the vertex shader), or Canvas 2D when WebGPU has no adapter. Knows nothing of React: its owner hands it the
-// layout's geometry and the view, and it redraws at most once per animation frame.
-import shader from '../../shaders/segment-map.wgsl?raw';
+// segment band and per block, pulled by the vertex shader; see segment-map-painter.ts), or Canvas 2D
+// when WebGPU has no adapter. Knows nothing of React: its owner hands it the layout's geometry and the
+// view, and it redraws at most once per animation frame.
 import type { MemoryLayout } from '../trace/memory-layout';
-import { FLAG_OVERSIZE, FLAG_SEGMENT, fillInstances, INSTANCE_WORDS, lodInstances, visibleRanges, type SegmentMapGeometry } from './segment-map-geometry';
+import { FLAG_OVERSIZE, FLAG_SEGMENT, INSTANCE_WORDS, type SegmentMapGeometry } from './segment-map-geometry';
 import { HATCH_COLOR, PALETTE } from './segment-map-palette';
+import { SegmentMapPainter, SegmentMapScene, type SegmentMapView } from './segment-map-painter';
 
+export type { SegmentMapView } from './segment-map-painter';
 export type SegmentMapBackend = 'webgpu' | 'canvas2d';
-
-export interface SegmentMapView {
-  /** Bytes (from a row's start) at the canvas's left edge. */
-  x0: number;
-  pxPerByte: number;
-  /** Canvas size in CSS px, and device pixels per CSS px. */
-  width: number;
-  height: number;
-  dpr: number;
-}
 
 export interface SegmentMapRendererOptions {
   /** Skip WebGPU (tests of the fallback). */
@@ -26,23 +18,8 @@ export interface SegmentMapRendererOptions {
 }
 
 interface Gpu {
-  device: GPUDevice;
   context: GPUCanvasContext;
-  format: GPUTextureFormat;
-  pipeline: GPURenderPipeline;
-  uniforms: GPUBuffer;
-}
-
-const UNIFORM_BYTES = 32 + 8 * 16;
-/** Below this many blocks every frame draws them all (culled); above, zoomed-out frames use merged bins. */
-const LOD_MIN_BLOCKS = 65_536;
-
-/** Instances to draw: the full set (one per block) or a merged level of detail. */
-interface Level {
-  data: ArrayBuffer;
-  count: number;
-  buffer: GPUBuffer | null;
-  bindGroup: GPUBindGroup | null;
+  painter: SegmentMapPainter;
 }
 
 /** A device and a configured canvas context, or null where WebGPU has no adapter. */
@@ -63,29 +40,13 @@ async function acquire(canvas: HTMLCanvasElement, onLost: (info: GPUDeviceLostIn
   }
   const format = gpu.getPreferredCanvasFormat();
   context.configure({ device, format, alphaMode: 'premultiplied' });
-  const module = device.createShaderModule({ code: shader });
-  const pipeline = device.createRenderPipeline({
-    layout: 'auto',
-    vertex: { module, entryPoint: 'vs' },
-    fragment: {
-      module,
-      entryPoint: 'fs',
-      targets: [{ format, blend: { color: { srcFactor: 'one', dstFactor: 'one-minus-src-alpha' }, alpha: { srcFactor: 'one', dstFactor: 'one-minus-src-alpha' } } }],
-    },
-    primitive: { topology: 'triangle-list' },
-  });
-  const uniforms = device.createBuffer({ size: UNIFORM_BYTES, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
-  return { device, context, format, pipeline, uniforms };
+  return { context, painter: new SegmentMapPainter(device, format) };
 }
 
 export class SegmentMapRenderer {
   private gpu: Gpu | null;
   private ctx2d: CanvasRenderingContext2D | null = null;
-  private geometry: SegmentMapGeometry | null = null;
-  private layout: MemoryLayout | null = null;
-  private full: Level | null = null;
-  /** Merged levels by bin size (a power of two of bytes), made when a zoom first needs one. */
-  private levels = new Map<number, Level>();
+  private scene: SegmentMapScene | null = null;
   private view: SegmentMapView = { x0: 0, pxPerByte: 1, width: 1, height: 1, dpr: 1 };
   private frame = 0;
   private destroyed = false;
@@ -114,11 +75,8 @@ export class SegmentMapRenderer {
 
   /** A new layout (or a new packing of it): rebuilds the instances. */
   setScene(geometry: SegmentMapGeometry, layout: MemoryLayout): void {
-    this.geometry = geometry;
-    this.layout = layout;
-    this.dropLevels();
-    const data = fillInstances(geometry, layout);
-    this.full = { data, count: data.byteLength / (INSTANCE_WORDS * 4), buffer: null, bindGroup: null };
+    this.scene?.release(true);
+    this.scene = new SegmentMapScene(geometry, layout);
     this.invalidate();
   }
 
@@ -150,81 +108,19 @@ export class SegmentMapRenderer {
 
   /** Resolves when the GPU has finished the frames drawn so far (benchmarks). */
   async finished(): Promise<void> {
-    await this.gpu?.device.queue.onSubmittedWorkDone();
+    await this.gpu?.painter.device.queue.onSubmittedWorkDone();
   }
 
   destroy(): void {
     this.destroyed = true;
     if (this.frame) cancelAnimationFrame(this.frame);
-    this.dropLevels();
-    this.gpu?.device.destroy();
+    this.scene?.release(true);
+    this.gpu?.painter.device.destroy();
     this.gpu = null;
   }
 
-  private dropLevels(): void {
-    this.full?.buffer?.destroy();
-    for (const level of this.levels.values()) level.buffer?.destroy();
-    this.full = null;
-    this.levels.clear();
-  }
-
-  /** GPU copies are made on first use, and again after a device loss. */
-  private upload(gpu: Gpu, level: Level): GPUBindGroup {
-    if (level.bindGroup && level.buffer) return level.bindGroup;
-    level.buffer = gpu.device.createBuffer({ size: Math.max(level.data.byteLength, INSTANCE_WORDS * 4), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-    gpu.device.queue.writeBuffer(level.buffer, 0, level.data);
-    level.bindGroup = gpu.device.createBindGroup({
-      layout: gpu.pipeline.getBindGroupLayout(0),
-      entries: [
-        { binding: 0, resource: { buffer: gpu.uniforms } },
-        { binding: 1, resource: { buffer: level.buffer } },
-      ],
-    });
-    return level.bindGroup;
-  }
-
-  /** What this frame draws: a merged level drawn whole, or the full set culled to the visible bytes per row. */
-  private plan(): { level: Level; segments: [number, number][]; blocks: [number, number][] } | null {
-    const { geometry, layout, view, full } = this;
-    if (!geometry || !layout || !full) return null;
-    const blocks = layout.blockAddr.length;
-    if (blocks >= LOD_MIN_BLOCKS && view.pxPerByte > 0) {
-      const bin = 2 ** Math.floor(Math.log2(1 / view.pxPerByte));
-      if (bin >= 1024) {
-        let level = this.levels.get(bin);
-        if (!level) {
-          const lod = lodInstances(geometry, layout, bin);
-          level = { data: lod.data, count: lod.count, buffer: null, bindGroup: null };
-          this.levels.set(bin, level);
-        }
-        // Worth it only while merging removes most blocks; deeper zooms cull the full set instead.
-        if (level.count < blocks / 4) return { level, segments: [[0, level.count]], blocks: [] };
-      }
-    }
-    return { level: full, ...visibleRanges(geometry, layout, view.x0, view.x0 + view.width / view.pxPerByte) };
-  }
-
   private drawGpu(gpu: Gpu): void {
-    const v = this.view;
-    const u = new Float32Array(UNIFORM_BYTES / 4);
-    const hi = Math.fround(v.x0);
-    u.set([hi, v.x0 - hi, v.pxPerByte, v.dpr, v.width, v.height]);
-    PALETTE.forEach((p, i) => u.set(p.rgba, 8 + i * 4));
-    gpu.device.queue.writeBuffer(gpu.uniforms, 0, u);
-    const encoder = gpu.device.createCommandEncoder();
-    const pass = encoder.beginRenderPass({
-      colorAttachments: [{ view: gpu.context.getCurrentTexture().createView(), loadOp: 'clear', storeOp: 'store', clearValue: { r: 0, g: 0, b: 0, a: 0 } }],
-    });
-    const plan = this.plan();
-    if (plan) {
-      pass.setPipeline(gpu.pipeline);
-      pass.setBindGroup(0, this.upload(gpu, plan.level));
-      // One draw per row and kind: rows are contiguous instance ranges.
-      for (const [first, count] of plan.segments) pass.draw(6 * count, 1, 6 * first);
-      for (const [first, count] of plan.blocks) pass.draw(6 * count, 1, 6 * first);
-    }
-    pass.end();
-    gpu.device.queue.submit([encoder.finish()]);
+    gpu.painter.paint(gpu.context.getCurrentTexture().createView(), this.scene, this.view);
   }
 
   private drawCanvas2d(): void {
@@ -233,13 +129,13 @@ export class SegmentMapRenderer {
     const v = this.view;
     ctx.setTransform(v.dpr, 0, 0, v.dpr, 0, 0);
     ctx.clearRect(0, 0, v.width, v.height);
-    const plan = this.plan();
-    if (!plan) return;
+    if (!this.scene) return;
+    const plan = this.scene.plan(v);
     const f = new Float32Array(plan.level.data);
     const flags = new Uint32Array(plan.level.data);
     const onePx = 1 / v.dpr;
     let hatch: CanvasPattern | null = null;
-    for (const [first, count] of [...plan.segments, ...plan.blocks]) {
+    for (const [first, count] of plan.ranges) {
       for (let i = first; i < first + count; i++) {
         const o = i * INSTANCE_WORDS;
         const fl = flags[o + 5]!;
@@ -279,7 +175,7 @@ export class SegmentMapRenderer {
     void acquire(this.canvas, (next) => this.lost(next)).then(
       (gpu) => {
         if (this.destroyed) {
-          gpu?.device.destroy();
+          gpu?.painter.device.destroy();
           return;
         }
         if (!gpu) {
@@ -287,7 +183,7 @@ export class SegmentMapRenderer {
           return;
         }
         // Buffers of the lost device are gone: every level uploads again when next drawn.
-        for (const level of [this.full, ...this.levels.values()]) if (level) level.buffer = level.bindGroup = null;
+        this.scene?.release(false);
         this.gpu = gpu;
         this.invalidate();
       },

@@ -37,6 +37,7 @@ interface SessionState {
   openFile(file: File): Promise<void>;
   openSample(): Promise<void>;
   openWorkload(id: string, params?: Record<string, number>): void;
+  dismissError(): void;
 }
 
 const worker = new Worker(new URL('../worker/replay-worker.ts', import.meta.url), { type: 'module' });
@@ -54,6 +55,8 @@ let replayInFlight = false;
 let replayWanted: { settings: ReplaySettings; cursor: number | null } | null = null;
 /** A source is being opened: its replay follows only if it opens (a bad file changes nothing). */
 let replayAfterOpen = false;
+/** The name of the source being opened, for its error message. */
+let opening = '';
 
 function send(message: ToWorker, transfer: Transferable[] = []): void {
   if (pending++ === 0) idle = new Promise((resolve) => (settle = resolve));
@@ -103,8 +106,9 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
     // Whatever was in flight failed: the previous view stays.
     replayInFlight = false;
     seekInFlight = false;
+    const message = replayAfterOpen ? `${opening}: ${m.message}` : m.message;
     replayAfterOpen = false;
-    useSession.setState({ error: m.message, progress: null });
+    useSession.setState({ error: message, progress: null });
   }
   if (replayWanted && !replayInFlight) {
     const next = replayWanted;
@@ -156,6 +160,7 @@ function replayNewSource(): void {
 async function open(name: string, bytes: ArrayBuffer): Promise<void> {
   useSession.setState({ error: null, progress: 0 });
   replayAfterOpen = true;
+  opening = name;
   send({ type: 'open', name, bytes }, [bytes]);
 }
 
@@ -221,9 +226,13 @@ export const useSession = create<SessionState>()((set, get) => ({
     }
     await open(SAMPLE_NAME, await response.arrayBuffer());
   },
+  dismissError() {
+    set({ error: null });
+  },
   openWorkload(id, params = {}) {
     set({ error: null });
     replayAfterOpen = true;
+    opening = id;
     send({ type: 'workload', id, params });
   },
 }));

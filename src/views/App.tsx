@@ -25,7 +25,7 @@ function startOnce(): void {
 }
 
 export function App() {
-  const { summary, error, progress, openFile, openSample, openWorkload } = useSession();
+  const { summary, error, progress, openFile, openSample, openWorkload, dismissError } = useSession();
   const sourceId = useId();
   const [dragging, setDragging] = useState(false);
   useEffect(startOnce, []);
@@ -88,7 +88,10 @@ export function App() {
       {progress !== null && <progress className="import" value={progress} max={1} aria-label="Reading the snapshot" />}
       {error && (
         <p role="alert" className="error banner">
-          {error}
+          {error}{' '}
+          <button className="link" onClick={dismissError} aria-label="Dismiss the message">
+            dismiss
+          </button>
         </p>
       )}
       <div className="layout">

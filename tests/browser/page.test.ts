@@ -96,6 +96,16 @@ test('a file of random bytes gives an alert and the previous view stays', async 
   await session.page.screenshot({ path: `${shots}/bad-file.png` });
 });
 
+test('the theme button switches to dark and light', async () => {
+  const theme = session.page.getByRole('button', { name: /^Theme/ });
+  await theme.click();
+  expect(await session.page.evaluate(`document.documentElement.dataset.theme`)).toBe('dark');
+  await session.page.screenshot({ path: `${shots}/dark.png` });
+  await theme.click();
+  expect(await session.page.evaluate(`document.documentElement.dataset.theme`)).toBe('light');
+  await session.page.screenshot({ path: `${shots}/light.png` });
+});
+
 test('no uncaught errors on the page', () => {
   expect(session.errors).toEqual([]);
 });
