@@ -11,6 +11,7 @@ import { RequestKind, type RequestStream } from '../../src/trace/request-stream'
 import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
 import { transformerTraining } from '../../src/trace/workloads';
 import { SegmentMap } from '../../src/views/SegmentMap';
+import { frameLoop, HEIGHT, WIDTH, type FrameFigures } from './frame-loop';
 import { syntheticLayout } from './synthetic-layout';
 
 interface Scene {
@@ -46,37 +47,26 @@ async function scene(kind: string, blocks: number): Promise<Scene> {
   return { layout: memoryLayout(allocator, (id) => at[id]!), cursor: stream.length - 1, frames: async (id) => [`frame_of_${id} train.py:1`, 'main train.py:99'] };
 }
 
-/** Frame times of the renderer alone, `n` frames of zoom and pan: draw, then wait for the GPU. */
-async function benchFrames(layout: MemoryLayout, n: number): Promise<{ backend: string; ms: number[]; cpu: number[]; setSceneMs: number }> {
+/** Frame times of the renderer alone (bench/segment-map/frame-loop.ts) on a canvas of its own. */
+async function benchFrames(layout: MemoryLayout, n: number): Promise<FrameFigures> {
   const canvas = document.createElement('canvas');
-  canvas.style.cssText = 'width: 1200px; height: 420px; display: block';
+  canvas.style.cssText = `width: ${WIDTH}px; height: ${HEIGHT}px; display: block`;
   document.body.append(canvas);
   const renderer = await SegmentMapRenderer.create(canvas);
-  const t0 = performance.now();
-  const g = fitSegmentMap(layout, 420);
-  renderer.setScene(g, layout);
-  renderer.setView({ x0: 0, pxPerByte: 1200 / g.rowBytes, width: 1200, height: 420, dpr: 1 });
-  renderer.draw();
-  await renderer.finished();
-  const setSceneMs = performance.now() - t0;
-  const ms: number[] = [];
-  const cpu: number[] = [];
-  for (let i = 0; i < n; i++) {
-    // Zoom in from the whole map to 1/64 of it and back, panning across.
-    const k = 2 ** (6 * Math.abs(Math.sin((i / n) * Math.PI)));
-    const pxPerByte = (k * 1200) / g.rowBytes;
-    const x0 = (g.rowBytes - 1200 / pxPerByte) * (i / n);
-    const start = performance.now();
-    renderer.setView({ x0, pxPerByte, width: 1200, height: 420, dpr: 1 });
-    renderer.draw();
-    cpu.push(performance.now() - start);
-    await renderer.finished();
-    ms.push(performance.now() - start);
-  }
+  const figures = await frameLoop(
+    layout,
+    n,
+    (l, g) => renderer.setScene(g, l),
+    (view) => {
+      renderer.setView(view);
+      renderer.draw();
+    },
+    () => renderer.finished(),
+  );
   const backend = renderer.backend;
   renderer.destroy();
   canvas.remove();
-  return { backend, ms, cpu, setSceneMs };
+  return { backend, ...figures };
 }
 
 declare global {
@@ -86,7 +76,7 @@ declare global {
       layout: MemoryLayout | null;
       /** Page coordinates of block b's middle at the initial zoom. */
       blockCenter(b: number): { x: number; y: number };
-      benchFrames(n: number): Promise<{ backend: string; ms: number[]; cpu: number[]; setSceneMs: number }>;
+      benchFrames(n: number): Promise<FrameFigures>;
     };
   }
 }

@@ -48,22 +48,40 @@ export class SegmentMapScene {
     this.full = { data, count: data.byteLength / (INSTANCE_WORDS * 4), buffer: null, bindGroup: null };
   }
 
+  /** The merged level for bins of at most a pixel at `pxPerByte`, if merging is worth it there. */
+  private levelFor(pxPerByte: number): Level | null {
+    const blocks = this.layout.blockAddr.length;
+    if (blocks < LOD_MIN_BLOCKS || !(pxPerByte > 0)) return null;
+    const bin = 2 ** Math.floor(Math.log2(1 / pxPerByte));
+    if (bin < 1024) return null;
+    let level = this.levels.get(bin);
+    if (!level) {
+      const lod = lodInstances(this.geometry, this.layout, bin);
+      level = { data: lod.data, count: lod.count, buffer: null, bindGroup: null };
+      this.levels.set(bin, level);
+    }
+    // Worth it only while merging removes most blocks; deeper zooms cull the full set instead.
+    return level.count < blocks / 4 ? level : null;
+  }
+
+  /**
+   * Builds the merged levels that zooming in from `pxPerByte` will want, one per call (for idle
+   * time, so that the first zoom does not stall on them); false once there is none left to build.
+   */
+  prepare(pxPerByte: number): boolean {
+    for (let p = pxPerByte; ; p *= 2) {
+      const bin = 2 ** Math.floor(Math.log2(1 / p));
+      if (this.layout.blockAddr.length < LOD_MIN_BLOCKS || bin < 1024) return false;
+      if (!this.levels.has(bin)) return this.levelFor(p) !== null;
+      if (this.levels.get(bin)!.count >= this.layout.blockAddr.length / 4) return false;
+    }
+  }
+
   /** A merged level drawn whole while bins are at most a pixel and merging removes most blocks, else the full set culled per row. */
   plan(view: SegmentMapView): Plan {
     const { geometry, layout } = this;
-    const blocks = layout.blockAddr.length;
-    if (blocks >= LOD_MIN_BLOCKS && view.pxPerByte > 0) {
-      const bin = 2 ** Math.floor(Math.log2(1 / view.pxPerByte));
-      if (bin >= 1024) {
-        let level = this.levels.get(bin);
-        if (!level) {
-          const lod = lodInstances(geometry, layout, bin);
-          level = { data: lod.data, count: lod.count, buffer: null, bindGroup: null };
-          this.levels.set(bin, level);
-        }
-        if (level.count < blocks / 4) return { level, ranges: [[0, level.count]] };
-      }
-    }
+    const level = this.levelFor(view.pxPerByte);
+    if (level) return { level, ranges: [[0, level.count]] };
     const { segments, blocks: visible } = visibleRanges(geometry, layout, view.x0, view.x0 + view.width / view.pxPerByte);
     return { level: this.full, ranges: [...segments, ...visible] };
   }

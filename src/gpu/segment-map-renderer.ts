@@ -76,8 +76,15 @@ export class SegmentMapRenderer {
   /** A new layout (or a new packing of it): rebuilds the instances. */
   setScene(geometry: SegmentMapGeometry, layout: MemoryLayout): void {
     this.scene?.release(true);
-    this.scene = new SegmentMapScene(geometry, layout);
+    const scene = new SegmentMapScene(geometry, layout);
+    this.scene = scene;
     this.invalidate();
+    // Merged levels for the zooms to come, built while the page is idle (tens of ms each at 1M blocks).
+    const idle = globalThis.requestIdleCallback ?? ((f: () => void) => setTimeout(f, 50));
+    const next = (): void => {
+      if (this.scene === scene && !this.destroyed && scene.prepare(this.view.pxPerByte)) idle(next);
+    };
+    idle(next);
   }
 
   setView(view: SegmentMapView): void {

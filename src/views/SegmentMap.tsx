@@ -185,6 +185,27 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
     zoomRef.current = z;
     sel.call(z).on('dblclick.zoom', null);
     relayout();
+    // [ and ] pin the previous / next block (in address order within lanes), panning to it when hidden.
+    const stepBlock = (delta: number): void => {
+      const g = geometryRef.current;
+      const l = layoutRef.current;
+      const n = l?.blockAddr.length ?? 0;
+      if (!g || !l || n === 0) return;
+      const current = tipRef.current?.block ?? -1;
+      const block = current < 0 ? (delta > 0 ? 0 : n - 1) : Math.min(n - 1, Math.max(0, current + delta));
+      const r = blockRect(g, l, block);
+      const { width } = sizeRef.current;
+      let { pxPerByte, x0 } = scale();
+      if ((r.x - x0) * pxPerByte < 0 || (r.x + r.w - x0) * pxPerByte > width) {
+        // Centre the block, or put its start at a quarter when it is wider than the view (x in unzoomed px).
+        const target = r.w * pxPerByte < width ? r.x + r.w / 2 : r.x + width / 4 / pxPerByte;
+        z.translateTo(sel, (target * width) / g.rowBytes, 0, [width / 2, 0]);
+        ({ pxPerByte, x0 } = scale());
+      }
+      const left = Math.max(0, Math.min(width - 20, (r.x - x0) * pxPerByte));
+      setTip({ block, x: left, y: r.y + r.h - 8 + AXIS_HEIGHT, pinned: true });
+      paint();
+    };
     const onKey = (e: KeyboardEvent): void => {
       const { width, height } = sizeRef.current;
       const centre: [number, number] = [width / 2, height / 2];
@@ -195,6 +216,7 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
       else if (e.key === 'ArrowRight') z.translateBy(sel, -width / 8 / k, 0);
       else if (e.key === '0' || e.key === 'Home') z.transform(sel, zoomIdentity);
       else if (e.key === 'Escape') setTip(null);
+      else if (e.key === '[' || e.key === ']') stepBlock(e.key === ']' ? 1 : -1);
       else return;
       e.preventDefault();
     };
@@ -203,7 +225,7 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
       canvas.removeEventListener('keydown', onKey);
       sel.on('.zoom', null);
     };
-  }, [canvasKey, paint, relayout, setTip]);
+  }, [canvasKey, paint, relayout, scale, setTip]);
 
   // Canvas size follows its box (and devicePixelRatio, read at each paint).
   useEffect(() => {
@@ -309,8 +331,8 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
         )}
       </div>
       <p className="segment-map-hint" id={hintId}>
-        Scroll or <kbd>+</kbd>/<kbd>−</kbd> to zoom, drag or <kbd>←</kbd>/<kbd>→</kbd> to pan, <kbd>0</kbd> to reset; hover a block for its details, click to pin
-        them (<kbd>Esc</kbd> unpins).
+        Scroll or <kbd>+</kbd>/<kbd>−</kbd> to zoom, drag or <kbd>←</kbd>/<kbd>→</kbd> to pan, <kbd>0</kbd> to reset; hover a block for its details, click
+        (or <kbd>[</kbd>/<kbd>]</kbd> from block to block) to pin them, <kbd>Esc</kbd> unpins.
         {failure && <span className="segment-map-failure"> Redrawn after a GPU problem: {failure}.</span>}
       </p>
     </section>

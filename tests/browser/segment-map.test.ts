@@ -108,6 +108,15 @@ describe('segment map', () => {
     expect(panned[0]).toBeGreaterThan(zoomed[0]!);
     await page.keyboard.press('0');
     expect(await domain(page)).toEqual(before);
+    // ] and [ pin block after block from the keyboard; Escape lets go.
+    await page.keyboard.press(']');
+    await page.keyboard.press(']');
+    await expect.poll(() => tip.getAttribute('data-block')).toBe('1');
+    expect(await tip.getAttribute('class')).toContain('pinned');
+    await page.keyboard.press('[');
+    await expect.poll(() => tip.getAttribute('data-block')).toBe('0');
+    await page.keyboard.press('Escape');
+    await expect.poll(() => tip.count()).toBe(0);
     // The wheel zooms too.
     await page.mouse.move(at.x, at.y);
     await page.mouse.wheel(0, -600);
