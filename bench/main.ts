@@ -4,6 +4,7 @@ import { benchGpu } from './gpu.bench';
 import { benchPageLatency } from './page-latency.bench';
 import { benchImport } from './import.bench';
 import { benchReplay } from './replay.bench';
+import { benchSegmentMap } from './segment-map.bench';
 
 console.log(`splitscope benchmarks: node ${process.version}, ${process.platform}/${process.arch}`);
 benchReplay();
@@ -11,3 +12,4 @@ benchImport();
 benchCli();
 await benchGpu();
 await benchPageLatency();
+await benchSegmentMap();

@@ -64,8 +64,9 @@ export function MaxSplitSlider({ valueMiB, topMiB, onChange }: MaxSplitSliderPro
       </div>
       <div className="max-split-scale">
         <span>20 MiB</span>
-        <span>{finiteTop >= 1024 ? `${(finiteTop / 1024).toFixed(finiteTop % 1024 ? 1 : 0)} GiB` : `${finiteTop} MiB`}</span>
-        <span>unlimited</span>
+        <span>
+          {finiteTop >= 1024 ? `${(finiteTop / 1024).toFixed(finiteTop % 1024 ? 1 : 0)} GiB` : `${finiteTop} MiB`}, then unlimited
+        </span>
       </div>
     </div>
   );

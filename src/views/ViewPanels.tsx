@@ -1,14 +1,13 @@
 // The segment map and the timeline at the cursor.
-import { useSession } from '../state/session-store';
+import { allocationFrames, useSession } from '../state/session-store';
+import { SegmentMap } from './SegmentMap';
 import { Timeline } from './Timeline';
 
 export function ViewPanels() {
   const { view, timeline, cursor, playing, seek, setPlaying } = useSession();
   return (
     <section className="views" aria-label="Memory">
-      <p className="hint">
-        {view?.layout.segmentAddr.length.toLocaleString() ?? 0} segments · {view?.layout.blockAddr.length.toLocaleString() ?? 0} blocks at the cursor
-      </p>
+      <SegmentMap layout={view?.layout ?? null} cursor={view?.cursor ?? 0} frames={allocationFrames} />
       <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} />
     </section>
   );
