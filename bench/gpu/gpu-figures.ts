@@ -61,13 +61,16 @@ function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops
     if (words > peakWords) [peak, peakWords] = [plan, words];
   }
   const chunks = peak!.verify;
-  // Each chunk's op reads the next chunk (another block's, mostly), as a layer reads the one before.
+  // As in a step, new blocks are written from older ones: the newer half of the live chunks (in
+  // allocation order) are the ops' outputs, each reading its counterpart in the older half.
   const n = chunks.length / CHUNK_U32S;
-  const ops = new Uint32Array(n * OP_U32S);
-  for (let i = 0; i < n; i++) {
-    ops.set(chunks.subarray(i * CHUNK_U32S, (i + 1) * CHUNK_U32S), i * OP_U32S);
-    const j = ((i + 1) % n) * CHUNK_U32S;
-    ops.set(chunks.subarray(j, j + CHUNK_U32S), i * OP_U32S + CHUNK_U32S);
+  const half = Math.floor(n / 2);
+  const ops = new Uint32Array((n - half) * OP_U32S);
+  for (let i = half; i < n; i++) {
+    const at = (i - half) * OP_U32S;
+    ops.set(chunks.subarray(i * CHUNK_U32S, (i + 1) * CHUNK_U32S), at);
+    const j = (i - half) * CHUNK_U32S;
+    ops.set(chunks.subarray(j, j + CHUNK_U32S), at + CHUNK_U32S);
   }
   // Op reads min(input, output) words and writes the output's.
   let opWords = 0;
