@@ -23,7 +23,6 @@ async function inChromium(): Promise<GpuFigures> {
     logLevel: 'warning',
   });
   const script = bundle.outputFiles[0]!.text;
-  process.env.HEADLESS = '1'; // compute needs no display
   const browser = await launch();
   try {
     const page = await browser.newPage();

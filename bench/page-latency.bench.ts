@@ -23,7 +23,6 @@ const STEP_IN_PAGE = `(async (key) => {
 export async function benchPageLatency(): Promise<void> {
   if (!existsSync(`${ROOT}/dist/index.html`)) spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
   const server = await preview({ preview: { host: '127.0.0.1', port: 0, strictPort: false }, logLevel: 'warn' });
-  process.env.HEADLESS = '1';
   const browser = await launch();
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });

@@ -1,8 +1,9 @@
 // Segment-map frame time with a million blocks, in Chromium (WebGPU on whatever adapter it finds;
 // SwiftShader, on the CPU, here): 60 frames zooming in and out while panning, each timed from the
 // view change to the GPU finishing the frame (bench/segment-map/harness-entry.tsx, benchFrames).
+import { existsSync, readFileSync } from 'node:fs';
 import { launch } from '../tests/browser/chromium';
-import { median, report } from './harness';
+import { median, report, ROOT } from './harness';
 import { HARNESS_ORIGIN, serveHarness } from './segment-map/serve-harness';
 
 const BLOCKS = Number(process.env.SEGMENT_MAP_BLOCKS ?? 1_000_000);
@@ -31,6 +32,30 @@ export async function benchSegmentMap(): Promise<void> {
     });
   } finally {
     await browser.close();
+  }
+  showRecorded();
+}
+
+interface RecordedFrames {
+  medianMs: number;
+  p95Ms: number;
+  cpuMedianMs: number;
+  setSceneMs: number;
+}
+
+/** Figures from the device machine's H200 (bench/segment-map/build-dawn.mjs says how to make them). */
+function showRecorded(): void {
+  const file = `${ROOT}/bench/results/h200-segment-map.json`;
+  if (!existsSync(file)) return;
+  const recorded = JSON.parse(readFileSync(file, 'utf8')) as { adapter: string } & Record<string, RecordedFrames | string>;
+  for (const [key, f] of Object.entries(recorded)) {
+    if (typeof f === 'string') continue;
+    report(`Segment map: 1,000,000 blocks, recorded on the device machine (Dawn for Node, ${recorded.adapter.replace(/\s+/g, ' ')}, ${key})`, {
+      'frame time, median': `${f.medianMs.toFixed(2)} ms`,
+      'frame time, p95': `${f.p95Ms.toFixed(1)} ms`,
+      'of which CPU, median': `${f.cpuMedianMs.toFixed(2)} ms`,
+      'first frame after a new layout': `${f.setSceneMs.toFixed(0)} ms`,
+    });
   }
 }
 

@@ -1,6 +1,7 @@
 // npm run bench: bundle bench/main.ts (TypeScript) with esbuild, then run it in plain Node.
 import { build } from 'esbuild';
 import { spawnSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 await build({
   entryPoints: ['bench/main.ts'],
@@ -16,5 +17,10 @@ await build({
 });
 const cli = spawnSync('node', ['scripts/build-cli.mjs'], { stdio: 'inherit' });
 if (cli.status !== 0) process.exit(cli.status ?? 1);
-const r = spawnSync('node', ['--expose-gc', 'bench/out/main.mjs', ...process.argv.slice(2)], { stdio: 'inherit' });
+// The browser benchmarks draw WebGPU canvases, which needs a display: without one, Xvfb.
+const run = ['node', '--expose-gc', 'bench/out/main.mjs', ...process.argv.slice(2)];
+const headless = !process.env.DISPLAY && existsSync('/usr/bin/xvfb-run');
+const r = headless
+  ? spawnSync('xvfb-run', ['-a', '--server-args=-screen 0 1920x1080x24', ...run], { stdio: 'inherit' })
+  : spawnSync(run[0], run.slice(1), { stdio: 'inherit' });
 process.exit(r.status ?? 1);
