@@ -1,6 +1,6 @@
 // A large MemoryLayout made directly (no replay): the segment map's stress case, e.g. a million
 // blocks in a few thousand segments over two streams and both pools. Seeded, so every run draws the same.
-import { BlockState, type MemoryLayout } from '../../src/trace/memory-layout';
+import { BlockState, emptyLayout, type MemoryLayout } from '../../src/trace/memory-layout';
 import { Prng } from '../../src/trace/workloads/prng';
 
 const MiB = 2 ** 20;
@@ -26,21 +26,7 @@ export function syntheticLayout(blocks: number, seed = 1): MemoryLayout {
   }
   segs.sort((a, b) => Number(a.small) - Number(b.small) || a.stream - b.stream);
   const n = segs.length;
-  const layout: MemoryLayout = {
-    segmentAddr: new Float64Array(n),
-    segmentSize: new Float64Array(n),
-    segmentStream: new Float64Array(n),
-    segmentSmall: new Uint8Array(n),
-    segmentFirstBlock: new Int32Array(n),
-    blockAddr: new Float64Array(blocks),
-    blockSize: new Float64Array(blocks),
-    blockRequested: new Float64Array(blocks),
-    blockState: new Uint8Array(blocks),
-    blockOversize: new Uint8Array(blocks),
-    blockId: new Int32Array(blocks),
-    blockSince: new Int32Array(blocks),
-    maxSplitSize,
-  };
+  const layout = emptyLayout(n, blocks, maxSplitSize);
   let addr = 2 ** 40;
   let k = 0;
   segs.forEach((s, i) => {

@@ -247,16 +247,7 @@ export function fillInstances(g: SegmentMapGeometry, layout: MemoryLayout): Arra
   const f = new Float32Array(buffer);
   const u = new Uint32Array(buffer);
   const h = g.metrics.rowHeight;
-  const put = (i: number, x: number, w: number, y: number, flags: number): void => {
-    const o = i * INSTANCE_WORDS;
-    const hi = Math.fround(x);
-    f[o] = hi;
-    f[o + 1] = x - hi;
-    f[o + 2] = w;
-    f[o + 3] = y;
-    f[o + 4] = h;
-    u[o + 5] = flags;
-  };
+  const put = (i: number, x: number, w: number, y: number, flags: number): void => writeInstance(f, u, i, x, w, y, h, flags);
   for (let s = 0; s < ns; s++) {
     const y = g.rowTop[g.segmentRow[s]!]!;
     const x = g.segmentX[s]!;
@@ -267,6 +258,18 @@ export function fillInstances(g: SegmentMapGeometry, layout: MemoryLayout): Arra
     }
   }
   return buffer;
+}
+
+/** Instance `i`: x split into a float32 and its remainder (bytes past 2^24 need both), width, row top, height, flags. */
+function writeInstance(f: Float32Array, u: Uint32Array, i: number, x: number, w: number, y: number, h: number, flags: number): void {
+  const o = i * INSTANCE_WORDS;
+  const hi = Math.fround(x);
+  f[o] = hi;
+  f[o + 1] = x - hi;
+  f[o + 2] = w;
+  f[o + 3] = y;
+  f[o + 4] = h;
+  u[o + 5] = flags;
 }
 
 /** Instance ranges [first, count] to draw for the bytes [xMin, xMax] of every row: segments first, then blocks. */
@@ -298,16 +301,7 @@ export function lodInstances(g: SegmentMapGeometry, layout: MemoryLayout, binByt
   const u = new Uint32Array(data);
   const h = g.metrics.rowHeight;
   let count = 0;
-  const put = (x: number, w: number, y: number, flags: number): void => {
-    const o = count++ * INSTANCE_WORDS;
-    const hi = Math.fround(x);
-    f[o] = hi;
-    f[o + 1] = x - hi;
-    f[o + 2] = w;
-    f[o + 3] = y;
-    f[o + 4] = h;
-    u[o + 5] = flags;
-  };
+  const put = (x: number, w: number, y: number, flags: number): void => writeInstance(f, u, count++, x, w, y, h, flags);
   const stateBytes = new Float64Array(4);
   for (let s = 0; s < ns; s++) {
     const y = g.rowTop[g.segmentRow[s]!]!;

@@ -49,22 +49,7 @@ export function memoryLayout(allocator: CachingAllocator, allocatedAt: (id: numb
     .sort((a, b) => Number(a.small) - Number(b.small) || a.stream - b.stream || a.addr - b.addr);
   let blocks = 0;
   for (const s of segments) for (let b: typeof s.head | null = s.head; b; b = b.next) blocks++;
-  const n = segments.length;
-  const layout: MemoryLayout = {
-    segmentAddr: new Float64Array(n),
-    segmentSize: new Float64Array(n),
-    segmentStream: new Float64Array(n),
-    segmentSmall: new Uint8Array(n),
-    segmentFirstBlock: new Int32Array(n),
-    blockAddr: new Float64Array(blocks),
-    blockSize: new Float64Array(blocks),
-    blockRequested: new Float64Array(blocks),
-    blockState: new Uint8Array(blocks),
-    blockOversize: new Uint8Array(blocks),
-    blockId: new Int32Array(blocks),
-    blockSince: new Int32Array(blocks),
-    maxSplitSize: allocator.config.maxSplitSize,
-  };
+  const layout = emptyLayout(segments.length, blocks, allocator.config.maxSplitSize);
   let k = 0;
   segments.forEach((s, i) => {
     layout.segmentAddr[i] = s.addr;
@@ -84,6 +69,25 @@ export function memoryLayout(allocator: CachingAllocator, allocatedAt: (id: numb
     }
   });
   return layout;
+}
+
+/** A layout of `segments` segments and `blocks` blocks, all zero, to fill in. */
+export function emptyLayout(segments: number, blocks: number, maxSplitSize: number): MemoryLayout {
+  return {
+    segmentAddr: new Float64Array(segments),
+    segmentSize: new Float64Array(segments),
+    segmentStream: new Float64Array(segments),
+    segmentSmall: new Uint8Array(segments),
+    segmentFirstBlock: new Int32Array(segments),
+    blockAddr: new Float64Array(blocks),
+    blockSize: new Float64Array(blocks),
+    blockRequested: new Float64Array(blocks),
+    blockState: new Uint8Array(blocks),
+    blockOversize: new Uint8Array(blocks),
+    blockId: new Int32Array(blocks),
+    blockSince: new Int32Array(blocks),
+    maxSplitSize,
+  };
 }
 
 /** The buffers of a layout, to transfer rather than copy between threads. */
