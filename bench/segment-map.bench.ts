@@ -59,5 +59,3 @@ function showRecorded(): void {
   }
 }
 
-// Run on its own: npx tsx bench/segment-map.bench.ts (under xvfb-run when there is no display).
-if (import.meta.url === `file://${process.argv[1]}`) await benchSegmentMap();
