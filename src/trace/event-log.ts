@@ -9,8 +9,6 @@ export class EventLog implements TraceSink {
   addr: Float64Array;
   size: Float64Array;
   stream: Float64Array;
-  /** Request id of the block concerned, -1 for segment and oom events. */
-  tag: Int32Array;
   /** Index of the source request being served when the event happened. */
   request: Int32Array;
   /** Set by the replay before each request. */
@@ -26,11 +24,12 @@ export class EventLog implements TraceSink {
     this.addr = new Float64Array(n);
     this.size = new Float64Array(n);
     this.stream = new Float64Array(n);
-    this.tag = new Int32Array(n);
     this.request = new Int32Array(n);
   }
 
-  record(action: Action, addr: number, size: number, stream: number, tag: number): void {
+  // The block's request id (the sink's last argument) is not kept: the request column says which
+  // request each event served, and nothing reads the id.
+  record(action: Action, addr: number, size: number, stream: number): void {
     if (this.countOnly) {
       this.length++;
       return;
@@ -42,7 +41,6 @@ export class EventLog implements TraceSink {
     this.size[i] = size;
     // The column starts zeroed: traces on the default stream never write (nor page in) its memory.
     if (stream !== 0) this.stream[i] = stream;
-    this.tag[i] = tag;
     this.request[i] = this.currentRequest;
   }
 
@@ -61,7 +59,6 @@ export class EventLog implements TraceSink {
     this.addr = growTyped(this.addr, n);
     this.size = growTyped(this.size, n);
     this.stream = growTyped(this.stream, n);
-    this.tag = growTyped(this.tag, n);
     this.request = growTyped(this.request, n);
   }
 }
