@@ -89,6 +89,8 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
     return;
   }
   if (m.type === 'result') {
+    // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
+    performance.mark('splitscope:replay-result');
     replayInFlight = false;
     useSession.setState({ summary: m.summary, timeline: m.timeline, view: m.view, cursor: m.view.cursor, progress: null });
   } else if (m.type === 'opened') {

@@ -1,4 +1,5 @@
 import { useEffect, useId, useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
 import { SAMPLE_NAME, useSession, DEFAULT_WORKLOAD } from '../state/session-store';
 import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/workloads';
@@ -25,7 +26,10 @@ function startOnce(): void {
 }
 
 export function App() {
-  const { summary, error, progress, openFile, openSample, openWorkload, dismissError } = useSession();
+  const { summary, error, progress, openFile, openSample, openWorkload, dismissError } = useSession(
+    // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
+    useShallow((s) => ({ summary: s.summary, error: s.error, progress: s.progress, openFile: s.openFile, openSample: s.openSample, openWorkload: s.openWorkload, dismissError: s.dismissError })),
+  );
   const sourceId = useId();
   const [dragging, setDragging] = useState(false);
   useEffect(startOnce, []);

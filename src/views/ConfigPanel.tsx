@@ -4,6 +4,7 @@ import { useEffect, useId, useState } from 'react';
 import { MiB } from '../allocator/constants';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
+import { useShallow } from 'zustand/react/shallow';
 import { useSession } from '../state/session-store';
 import { CapacityControl } from './CapacityControl';
 import { MaxSplitSlider } from './MaxSplitSlider';
@@ -26,7 +27,10 @@ function safeMaxSplit(conf: string): number {
 }
 
 export function ConfigPanel() {
-  const { summary, settings, confError, setConf, setMaxSplit, setCapacity } = useSession();
+  const { summary, settings, confError, setConf, setMaxSplit, setCapacity } = useSession(
+    // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
+    useShallow((s) => ({ summary: s.summary, settings: s.settings, confError: s.confError, setConf: s.setConf, setMaxSplit: s.setMaxSplit, setCapacity: s.setCapacity })),
+  );
   const confId = useId();
   const applied = summary?.conf ?? '';
   const [text, setText] = useState(applied);

@@ -1,6 +1,7 @@
 // Numbers at the cursor and at the end: memory_stats() names, fragmentation, the cudaMalloc churn,
 // and the OOM message where a request failed.
 import { formatSize } from '../allocator/format-size';
+import { useShallow } from 'zustand/react/shallow';
 import { useSession } from '../state/session-store';
 
 const BYTE_ROWS: [string, string][] = [
@@ -19,7 +20,10 @@ const COUNT_ROWS: [string, string][] = [
 ];
 
 export function StatsPanel() {
-  const { summary, view, seek } = useSession();
+  const { summary, view, seek } = useSession(
+    // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
+    useShallow((s) => ({ summary: s.summary, view: s.view, seek: s.seek })),
+  );
   if (!summary || !view) return <section className="stats-panel" aria-label="Stats" />;
   const at = view.stats;
   const end = summary.stats;
