@@ -1,6 +1,7 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/live-run';
 import { useSession, whenIdle } from './session-store';
+import { currentLink } from './share-link';
 import { gpuReport, loseGpuForTest, stressIdle, useStress, type StressRequest } from './stress-store';
 
 export interface Automation {
@@ -29,7 +30,7 @@ export function installAutomation(): void {
       return { index: view?.cursor ?? -1, total: summary?.requests ?? 0 };
     },
     gpu: gpuReport,
-    link: () => window.location.href,
+    link: currentLink,
     stress: async (request) => {
       const run = await useStress.getState().start(request);
       if (!run) throw new Error(useStress.getState().error ?? 'The stress run did not start.');

@@ -8,6 +8,13 @@ import { parseAllocConf } from '../allocator/config-parser';
 import type { RequestStream } from '../trace/request-stream';
 import { WORKLOADS } from '../trace/workloads';
 import type { CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from '../worker/replay-protocol';
+import { MAX_EMBEDDED_FILE_BYTES, toBase64Url, type LinkSource } from './link-codec';
+
+/** Settings and cursor a source opens with (a share link's), instead of its own and the end. */
+export interface OpenAt {
+  settings: ReplaySettings;
+  cursor: number | null;
+}
 
 export const SAMPLE_URL = `${import.meta.env.BASE_URL}samples/train_gpt2-n12.pickle.gz`;
 export const SAMPLE_NAME = 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)';
@@ -28,15 +35,18 @@ interface SessionState {
   cursor: number;
   view: CursorView | null;
   playing: boolean;
+  /** The source as a share link names it. */
+  sourceLink: LinkSource | null;
   setConf(text: string): void;
   /** max_split_size_mb from the slider (null: unlimited), applied to the current config. */
   setMaxSplit(mb: number | null): void;
   setCapacity(bytes: number | null): void;
   seek(cursor: number): void;
   setPlaying(playing: boolean): void;
-  openFile(file: File): Promise<void>;
-  openSample(): Promise<void>;
-  openWorkload(id: string, params?: Record<string, number>): void;
+  openFile(file: File, at?: OpenAt): Promise<void>;
+  openBytes(name: string, bytes: ArrayBuffer, at?: OpenAt): Promise<void>;
+  openSample(at?: OpenAt): Promise<void>;
+  openWorkload(id: string, params?: Record<string, number>, at?: OpenAt): void;
   dismissError(): void;
 }
 
@@ -57,6 +67,8 @@ let replayWanted: { settings: ReplaySettings; cursor: number | null } | null = n
 let replayAfterOpen = false;
 /** The name of the source being opened, for its error message. */
 let opening = '';
+/** What the source being opened becomes once it opens: its link name, settings and cursor. */
+let openingAs: { link: LinkSource; at: OpenAt | undefined } | null = null;
 
 function send(message: ToWorker, transfer: Transferable[] = []): void {
   if (pending++ === 0) idle = new Promise((resolve) => (settle = resolve));
@@ -110,6 +122,7 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
     seekInFlight = false;
     const message = replayAfterOpen ? `${opening}: ${m.message}` : m.message;
     replayAfterOpen = false;
+    openingAs = null;
     useSession.setState({ error: message, progress: null });
   }
   if (replayWanted && !replayInFlight) {
@@ -152,18 +165,44 @@ export function allocationFrames(id: number): Promise<string[]> {
   });
 }
 
-/** A new source replays under the config typed (if any) with no cap, as the CLI does after an import. */
+/**
+ * A new source replays under the config typed (if any) with no cap, as the CLI does after an import,
+ * or under what its share link says.
+ */
 function replayNewSource(): void {
-  const settings = { conf: useSession.getState().settings.conf, capacityBytes: null };
-  useSession.setState({ settings, playing: false });
-  requestReplay(settings, null);
+  const at = openingAs?.at;
+  const settings = at?.settings ?? { conf: useSession.getState().settings.conf, capacityBytes: null };
+  useSession.setState({ settings, playing: false, sourceLink: openingAs?.link ?? null });
+  openingAs = null;
+  requestReplay(settings, at?.cursor ?? null);
 }
 
-async function open(name: string, bytes: ArrayBuffer): Promise<void> {
+async function sha256(bytes: ArrayBuffer): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+  return [...digest].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+async function open(name: string, bytes: ArrayBuffer, link: LinkSource, at: OpenAt | undefined): Promise<void> {
   useSession.setState({ error: null, progress: 0 });
   replayAfterOpen = true;
   opening = name;
+  openingAs = { link, at };
   send({ type: 'open', name, bytes }, [bytes]);
+}
+
+/** A share link named a file it could not carry: when a file with this hash opens, it opens so. */
+let awaitedFile: { sha256: string; at: OpenAt } | null = null;
+
+export function awaitFile(sha256: string, at: OpenAt): void {
+  awaitedFile = { sha256, at };
+}
+
+/** A file's link: its name and hash, and the file itself when small enough to travel in the link. */
+async function fileLink(name: string, bytes: ArrayBuffer): Promise<LinkSource> {
+  const hash = await sha256(bytes);
+  return bytes.byteLength <= MAX_EMBEDDED_FILE_BYTES
+    ? { kind: 'file', name, sha256: hash, data: toBase64Url(new Uint8Array(bytes)) }
+    : { kind: 'file', name, sha256: hash };
 }
 
 export const useSession = create<SessionState>()((set, get) => ({
@@ -177,6 +216,7 @@ export const useSession = create<SessionState>()((set, get) => ({
   cursor: 0,
   view: null,
   playing: false,
+  sourceLink: null,
   setConf(text) {
     try {
       parseAllocConf(text);
@@ -213,28 +253,36 @@ export const useSession = create<SessionState>()((set, get) => ({
     set({ playing });
     if (playing) play();
   },
-  async openFile(file) {
+  async openFile(file, at) {
     if (file.size > MAX_FILE_BYTES) {
       set({ error: `${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).` });
       return;
     }
-    await open(file.name, await file.arrayBuffer());
+    await get().openBytes(file.name, await file.arrayBuffer(), at);
   },
-  async openSample() {
+  async openBytes(name, bytes, at) {
+    const link = await fileLink(name, bytes);
+    // The file a share link asked for: it opens as the link says.
+    const awaited = awaitedFile && link.kind === 'file' && link.sha256 === awaitedFile.sha256 ? awaitedFile.at : undefined;
+    if (awaited) awaitedFile = null;
+    await open(name, bytes, link, at ?? awaited);
+  },
+  async openSample(at) {
     const response = await fetch(SAMPLE_URL);
     if (!response.ok) {
       set({ error: `The built-in sample could not be loaded (${response.status}).` });
       return;
     }
-    await open(SAMPLE_NAME, await response.arrayBuffer());
+    await open(SAMPLE_NAME, await response.arrayBuffer(), { kind: 'sample' }, at);
   },
   dismissError() {
     set({ error: null });
   },
-  openWorkload(id, params = {}) {
+  openWorkload(id, params = {}, at) {
     set({ error: null });
     replayAfterOpen = true;
     opening = id;
+    openingAs = { link: { kind: 'workload', id, params }, at };
     send({ type: 'workload', id, params });
   },
 }));

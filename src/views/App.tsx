@@ -1,6 +1,8 @@
 import { useEffect, useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { SAMPLE_NAME, useSession, DEFAULT_WORKLOAD } from '../state/session-store';
+import { SAMPLE_NAME, useSession } from '../state/session-store';
+import { installShareLink } from '../state/share-link';
+import { CopyLinkButton } from './CopyLinkButton';
 import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/workloads';
 import { ConfigPanel } from './ConfigPanel';
@@ -12,16 +14,12 @@ import { ViewPanels } from './ViewPanels';
 const SAMPLE = 'sample';
 
 let started = false;
-/** Once per page (StrictMode runs effects twice in development): the built-in workload, playing. */
+/** Once per page (StrictMode runs effects twice in development): what the link says, or the
+ * built-in workload playing; GPU stress on the built-in workload. */
 function startOnce(): void {
   if (started) return;
   started = true;
-  useSession.getState().openWorkload(DEFAULT_WORKLOAD);
-  const unsubscribe = useSession.subscribe((s) => {
-    if (!s.summary) return;
-    unsubscribe();
-    s.setPlaying(true);
-  });
+  installShareLink();
   void startDefaultStress();
 }
 
@@ -87,6 +85,7 @@ export function App() {
           />
         </label>
         <span className="spacer" />
+        <CopyLinkButton />
         <ThemeToggle />
       </header>
       {progress !== null && <progress className="import" value={progress} max={1} aria-label="Reading the snapshot" />}

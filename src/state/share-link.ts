@@ -1,0 +1,109 @@
+// The share link in the address bar: the page opens what a link says (or the built-in workload,
+// playing), keeps the hash in step with the view, and makes Back undo a config change.
+import { decodeLink, encodeLink, fromBase64Url, type LinkState } from './link-codec';
+import { LinkError } from './link-error';
+import { awaitFile, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
+
+/** The cursor moves often (playing, dragging): the address bar follows at most this often. */
+const CURSOR_SYNC_MS = 500;
+
+export function linkState(): LinkState | null {
+  const s = useSession.getState();
+  if (!s.sourceLink || !s.summary) return null;
+  const atEnd = s.cursor >= s.summary.requests - 1;
+  return { v: 1, source: s.sourceLink, conf: s.settings.conf, capacityBytes: s.settings.capacityBytes, cursor: atEnd ? null : s.cursor };
+}
+
+/** The share link of the current view. */
+export function currentLink(): string {
+  const state = linkState();
+  return location.origin + location.pathname + location.search + (state ? encodeLink(state) : '');
+}
+
+async function sha256(bytes: Uint8Array): Promise<string> {
+  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
+  return [...digest].map((b) => b.toString(16).padStart(2, '0')).join('');
+}
+
+/** Opens what `state` describes. */
+async function apply(state: LinkState): Promise<void> {
+  const at: OpenAt = { settings: { conf: state.conf, capacityBytes: state.capacityBytes }, cursor: state.cursor };
+  const session = useSession.getState();
+  const source = state.source;
+  if (source.kind === 'workload') session.openWorkload(source.id, source.params, at);
+  else if (source.kind === 'sample') await session.openSample(at);
+  else if (source.data !== undefined) {
+    const bytes = fromBase64Url(source.data);
+    if ((await sha256(bytes)) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
+    await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);
+  } else {
+    awaitFile(source.sha256, at);
+    throw new LinkError(`This link shows ${source.name}, which is too large to travel in a link: open that file (Open snapshot…) to see the view.`);
+  }
+}
+
+function openDefault(): void {
+  useSession.getState().openWorkload(DEFAULT_WORKLOAD);
+  const unsubscribe = useSession.subscribe((s) => {
+    if (!s.summary) return;
+    unsubscribe();
+    s.setPlaying(true);
+  });
+}
+
+/** The next change of source or config comes from the address bar: it replaces, not pushes. */
+let fromAddressBar = true;
+
+/** Opens the link in the address bar, or the default view; a bad link says why and opens the default. */
+async function openFromUrl(): Promise<void> {
+  fromAddressBar = true;
+  let problem: string;
+  try {
+    const state = decodeLink(location.hash);
+    if (state) {
+      await apply(state);
+      return;
+    }
+    openDefault();
+    return;
+  } catch (e) {
+    problem = e instanceof LinkError ? e.message : `This link could not be opened: ${(e as Error).message}`;
+  }
+  openDefault();
+  // After openDefault, which clears the last error.
+  useSession.setState({ error: problem });
+}
+
+let installed = false;
+/** Once per page: open from the URL, then keep the URL in step. */
+export function installShareLink(): void {
+  if (installed) return;
+  installed = true;
+  void openFromUrl();
+  let lastConfig = '';
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  const write = (push: boolean): void => {
+    const state = linkState();
+    if (!state) return;
+    const hash = encodeLink(state);
+    if (hash === location.hash) return;
+    if (push) history.pushState(null, '', hash);
+    else history.replaceState(null, '', hash);
+  };
+  useSession.subscribe((s, before) => {
+    if (!s.sourceLink || !s.summary) return;
+    const config = JSON.stringify([s.sourceLink, s.settings]);
+    if (config !== lastConfig) {
+      // A new source or config is a step Back can undo; what the address bar asked for replaces.
+      write(!fromAddressBar);
+      fromAddressBar = false;
+      lastConfig = config;
+    } else if (s.cursor !== before.cursor && !s.playing && timer === null) {
+      timer = setTimeout(() => {
+        timer = null;
+        write(false);
+      }, CURSOR_SYNC_MS);
+    }
+  });
+  window.addEventListener('popstate', () => void openFromUrl());
+}

@@ -1,0 +1,86 @@
+// Share links in real Chromium: a view's link opened in a fresh browser context shows the same
+// stats, cursor and picture; Back undoes a config change; a tampered or 5 MB link gives a clear
+// message and the default view.
+import { createHash } from 'node:crypto';
+import type { Page } from 'playwright-core';
+import { expect, inject, test } from 'vitest';
+import { openPage, SHOTS as shots } from './open-page';
+
+const session = openPage();
+type Stats = Record<string, number>;
+const stats = (page: Page) => page.evaluate<Stats>('window.splitscope.stats()');
+const cursor = (page: Page) => page.evaluate<{ index: number; total: number }>('window.splitscope.cursor()');
+const ready = (page: Page) => page.evaluate<void>('window.splitscope.ready()');
+const shotHash = async (page: Page, selector: string) => createHash('sha256').update(await page.locator(selector).screenshot()).digest('hex');
+
+async function freshPage(url: string): Promise<Page> {
+  const context = await session.page.context().browser()!.newContext({ viewport: { width: 1280, height: 720 } });
+  const page = await context.newPage();
+  await page.goto(url);
+  await page.waitForFunction(`'splitscope' in window`);
+  return page;
+}
+
+test('a link reproduces the view in a fresh browser context', async () => {
+  const page = session.page;
+  await page.getByLabel('source', { exact: true }).selectOption({ label: 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)' });
+  await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2')`);
+  await ready(page);
+  const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  await field.fill('max_split_size_mb:256');
+  await field.press('Enter');
+  await ready(page);
+  await page.getByLabel('Memory cap (capacity)').selectOption({ label: '24 GB card (RTX 3090/4090, 24 GiB)' });
+  await ready(page);
+  await page.locator('h1').click();
+  for (let i = 0; i < 5; i++) await page.keyboard.press('ArrowLeft');
+  await page.waitForFunction(`window.splitscope.cursor().index === window.splitscope.cursor().total - 6`);
+  await ready(page);
+  const link = await page.evaluate<string>('window.splitscope.link()');
+  expect(link.length).toBeLessThan(2000); // the sample travels by name, not embedded
+
+  const other = await freshPage(link);
+  await other.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2')`);
+  await other.waitForFunction(`window.splitscope.cursor().index === ${(await cursor(page)).index}`);
+  await ready(other);
+  expect(await stats(other)).toEqual(await stats(page));
+  expect(await other.getByLabel('PYTORCH_CUDA_ALLOC_CONF').inputValue()).toBe('max_split_size_mb:256');
+  expect(await shotHash(other, '.stats-panel')).toBe(await shotHash(page, '.stats-panel'));
+  await other.screenshot({ path: `${shots}/link-opened.png` });
+  await other.context().close();
+});
+
+test('Back undoes a config change', async () => {
+  const page = session.page;
+  const before = await stats(page);
+  const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  await field.fill('max_split_size_mb:64');
+  await field.press('Enter');
+  await ready(page);
+  expect(await stats(page)).not.toEqual(before);
+  await page.goBack();
+  await page.waitForFunction(`document.querySelector('input.conf')?.value === 'max_split_size_mb:256'`);
+  await ready(page);
+  await page.waitForFunction(`window.splitscope.stats()['reserved_bytes.all.peak'] === ${before['reserved_bytes.all.peak']}`);
+});
+
+// Chromium refuses to navigate to URLs over 2 MB (a 5 MB link never reaches the page; the decoder's
+// own refusal of one is a unit test): 1.5 MB is the largest oversized link a page can be given.
+test('a tampered link and an oversized link give a message and the default view', async () => {
+  for (const [hash, message] of [
+    ['#v1=eJyrVkrLz1eyUkpKLFKqBQAdegQ0' + 'x!', /damaged/],
+    ['#v1=' + 'A'.repeat(1_500_000), /characters long/],
+  ] as const) {
+    const page = await freshPage(inject('baseUrl') + hash);
+    const alert = page.locator('.banner[role=alert]');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(message);
+    // The default view: the built-in workload, playing.
+    await page.waitForFunction(`window.splitscope.cursor().index > 0`, undefined, { timeout: 60_000 });
+    await page.context().close();
+  }
+});
+
+test('no uncaught errors on the page', () => {
+  expect(session.errors).toEqual([]);
+});
