@@ -24,6 +24,19 @@ const STEP_IN_PAGE = `(async (key) => {
   return [t1 - t0, result ? result.startTime - t0 : NaN];
 })`;
 
+/** 32 max_split settings (20 MiB up by 25% steps, then unlimited) on the open trace, 1 worker and all. */
+async function benchSweep(page: import('playwright-core').Page): Promise<void> {
+  const values = [...Array.from({ length: 31 }, (_, i) => Math.round(20 * 1.25 ** i)), null];
+  const cores = await page.evaluate<number>('navigator.hardwareConcurrency');
+  const one = await page.evaluate<number>(`window.splitscope.timeSweep(${JSON.stringify(values)}, 1)`);
+  const all = await page.evaluate<number>(`window.splitscope.timeSweep(${JSON.stringify(values)}, ${cores})`);
+  report(`sweep of 32 max_split settings: ${TRACES[0]}, Chromium`, {
+    '1 worker (s)': one.toFixed(2),
+    [`${cores} workers, one per core (s)`]: all.toFixed(2),
+    speedup: (one / all).toFixed(2),
+  });
+}
+
 export async function benchPageLatency(): Promise<void> {
   if (!existsSync(`${ROOT}/dist/index.html`)) spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
   const server = await preview({ preview: { host: '127.0.0.1', port: 0, strictPort: false }, logLevel: 'warn' });
@@ -40,6 +53,7 @@ export async function benchPageLatency(): Promise<void> {
       await page.setInputFiles('input[type=file]', fixture(file));
       await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes(${JSON.stringify(file)})`, undefined, { timeout: 120_000 });
       await page.evaluate('window.splitscope.ready()');
+      await page.evaluate('window.splitscope.sweep()'); // the sweep a new source starts, out of the way
       const { total } = await page.evaluate<{ total: number }>('window.splitscope.cursor()');
       // Start at 256 MiB and step down and up around it, each step a new config to replay.
       const slider = page.getByRole('slider', { name: /max_split/ });
@@ -53,6 +67,7 @@ export async function benchPageLatency(): Promise<void> {
         times.push(total);
         worker.push(toResult);
       }
+      if (file === TRACES[0]) await benchSweep(page);
       const sorted = [...times].sort((a, b) => a - b);
       report(`slider to updated view: ${file} (${total.toLocaleString()} requests), Chromium`, {
         'median ms': median(times).toFixed(0),

@@ -1,7 +1,9 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/live-run';
 import { useSession, whenIdle } from './session-store';
+import type { SweepRow } from '../trace/sweep';
 import { currentLink } from './share-link';
+import { runSweep, sweepIdle, useSweep } from './sweep-store';
 import { gpuReport, loseGpuForTest, stressIdle, useStress, type StressRequest } from './stress-store';
 
 export interface Automation {
@@ -17,6 +19,10 @@ export interface Automation {
   stress(request?: StressRequest): Promise<LiveRunStatus>;
   /** Test-only: loses the GPU device mid-run, as a driver reset would. */
   loseGpu(): void;
+  /** The sweep under the max_split slider, once complete. */
+  sweep(): Promise<{ values: (number | null)[]; rows: (SweepRow | null)[] }>;
+  /** Sweeps `values` (MiB, null = unlimited) with `workers` workers; resolves with the seconds it took. */
+  timeSweep(values: (number | null)[], workers: number): Promise<number>;
 }
 
 export function installAutomation(): void {
@@ -38,6 +44,15 @@ export function installAutomation(): void {
       return run.status();
     },
     loseGpu: loseGpuForTest,
+    sweep: async () => {
+      await Promise.all([whenIdle(), sweepIdle()]);
+      const { values, rows } = useSweep.getState();
+      return { values, rows };
+    },
+    timeSweep: async (values, workers) => {
+      await runSweep(values, workers);
+      return useSweep.getState().seconds ?? NaN;
+    },
   };
   (window as unknown as { splitscope: Automation }).splitscope = surface;
 }

@@ -5,7 +5,8 @@ import { replaySnapshot } from './replay-snapshot';
 import type { RequestStream } from './request-stream';
 import type { Snapshot } from './snapshot';
 import type { TraceColumns } from './trace-columns';
-import { configToString } from '../allocator/config';
+import { configToString, sameDecisions, type AllocatorConfig } from '../allocator/config';
+import { replay } from './replay';
 import { ConfigError } from '../allocator/config-error';
 import { recordedConfig } from './recorded-config';
 
@@ -40,29 +41,42 @@ export function sweepMaxSplit(
   values: readonly (number | null)[],
   options: { capacity?: Capacity; stream?: RequestStream; trace?: TraceColumns } = {},
 ): SweepRow[] {
-  const base = recordedConfig(snapshot.allocator_settings).config;
-  let stream = options.stream;
-  return values.map((mb) => {
-    const conf = configToString({ ...base, maxSplitSize: mb === null ? Infinity : mb * MiB });
-    const run = replaySnapshot(snapshot, {
-      conf,
-      statsOnly: true,
-      ...(options.capacity ? { capacity: options.capacity } : {}),
-      ...(stream ? { stream } : options.trace ? { trace: options.trace } : {}),
-    });
-    stream = run.stream;
-    const { stats, atPeak } = run.result;
-    return {
-      max_split_size_mb: mb,
-      conf,
-      'reserved_bytes.all.peak': stats['reserved_bytes.all.peak']!,
-      'allocated_bytes.all.peak': stats['allocated_bytes.all.peak']!,
-      num_ooms: stats['num_ooms']!,
-      num_alloc_retries: stats['num_alloc_retries']!,
-      num_device_alloc: stats['num_device_alloc']!,
-      num_device_free: stats['num_device_free']!,
-      largest_free_block_at_peak: atPeak.largestFreeBlock,
-      fragmentation_at_peak: atPeak.reserved > 0 ? (atPeak.reserved - atPeak.allocated) / atPeak.reserved : 0,
-    };
+  const recorded = recordedConfig(snapshot.allocator_settings).config;
+  const stream =
+    options.stream ??
+    replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(options.trace ? { trace: options.trace } : {}) }).stream;
+  return values.map((mb) => sweepRow(stream, recorded, recorded, mb, options.capacity));
+}
+
+/**
+ * One setting of a sweep: `base` with max_split_size_mb set to `mb`, replayed as replaySnapshot
+ * would (recorded addresses when the config makes the recorded decisions, else the driver model).
+ * `recorded` is null for a source with no recording (a generated workload).
+ */
+export function sweepRow(
+  stream: RequestStream,
+  base: AllocatorConfig,
+  recorded: AllocatorConfig | null,
+  mb: number | null,
+  capacity?: Capacity,
+): SweepRow {
+  const config = { ...base, maxSplitSize: mb === null ? Infinity : mb * MiB };
+  const { stats, atPeak } = replay(stream, {
+    config,
+    addresses: recorded && sameDecisions(config, recorded) ? 'recorded' : 'simulated',
+    statsOnly: true,
+    ...(capacity ? { capacity } : {}),
   });
+  return {
+    max_split_size_mb: mb,
+    conf: configToString(config),
+    'reserved_bytes.all.peak': stats['reserved_bytes.all.peak']!,
+    'allocated_bytes.all.peak': stats['allocated_bytes.all.peak']!,
+    num_ooms: stats['num_ooms']!,
+    num_alloc_retries: stats['num_alloc_retries']!,
+    num_device_alloc: stats['num_device_alloc']!,
+    num_device_free: stats['num_device_free']!,
+    largest_free_block_at_peak: atPeak.largestFreeBlock,
+    fragmentation_at_peak: atPeak.reserved > 0 ? (atPeak.reserved - atPeak.allocated) / atPeak.reserved : 0,
+  };
 }

@@ -2,6 +2,7 @@ import { useEffect, useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { SAMPLE_NAME, useSession } from '../state/session-store';
 import { installShareLink } from '../state/share-link';
+import { installSweep } from '../state/sweep-store';
 import { CopyLinkButton } from './CopyLinkButton';
 import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/workloads';
@@ -20,6 +21,7 @@ function startOnce(): void {
   if (started) return;
   started = true;
   installShareLink();
+  installSweep();
   void startDefaultStress();
 }
 

@@ -1,7 +1,8 @@
 // The max_split slider: a log scale from 20 MiB to the capacity (or the peak reserved memory), with
 // "unlimited" as its top. aria-valuenow is max_split_size_mb as PyTorch reads it (MiB).
 import { useRef } from 'react';
-import { maxSplitSteps, stepIndex } from './max-split-steps';
+import { maxSplitSteps, stepIndex } from '../state/max-split-steps';
+import { SweepChart } from './SweepChart';
 
 export interface MaxSplitSliderProps {
   /** Current max_split_size_mb; null when unlimited. */
@@ -62,6 +63,7 @@ export function MaxSplitSlider({ valueMiB, topMiB, onChange }: MaxSplitSliderPro
         <div className="slider-fill" style={{ width: `${(index / last) * 100}%` }} />
         <div className="slider-thumb" style={{ left: `${(index / last) * 100}%` }} />
       </div>
+      <SweepChart index={index} onPick={(mib) => onChange(mib)} />
       <div className="max-split-scale">
         <span>20 MiB</span>
         <span>

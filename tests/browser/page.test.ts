@@ -37,6 +37,15 @@ test('the GPT-2 sample opens with one click and replays like the CLI', async () 
   await session.page.screenshot({ path: `${shots}/sample.png` });
 });
 
+test('the sweep under the slider gives the same numbers as splitscope sweep', async () => {
+  const { values, rows } = await session.page.evaluate<{ values: (number | null)[]; rows: unknown[] }>('window.splitscope.sweep()');
+  expect(values.length).toBeGreaterThan(20);
+  const list = values.map((v) => (v === null ? 'none' : String(v))).join(',');
+  const want = JSON.parse(execFileSync(process.execPath, ['bin/splitscope.mjs', 'sweep', SAMPLE, '--max-split', list, '--json'], { encoding: 'utf8' }));
+  expect(rows).toEqual(want);
+  await expect.poll(() => session.page.locator('.advice').textContent()).toMatch(/Suggestion: .*(avoids OOM|fewest OOMs)/);
+});
+
 test('the max_split slider, moved from unlimited to 128 MiB, replays like splitscope replay --conf max_split_size_mb:128', async () => {
   const slider = session.page.getByRole('slider', { name: /max_split/ });
   await slider.focus();

@@ -1,0 +1,136 @@
+// The sweep under the max_split slider: the current source replayed at every slider position, in
+// parallel workers, redone when the source, the rest of the config or the cap changes (not when
+// only max_split moves: that is what the sweep is for).
+import { create } from 'zustand';
+import { MiB } from '../allocator/constants';
+import { configToString, type AllocatorConfig } from '../allocator/config';
+import { parseAllocConf } from '../allocator/config-parser';
+import { RequestKind, type RequestStream } from '../trace/request-stream';
+import type { SweepRow } from '../trace/sweep';
+import type { SweepJob, SweepReply } from '../worker/sweep-worker';
+import { maxSplitSteps } from './max-split-steps';
+import { sourceStream, useSession } from './session-store';
+
+interface SweepState {
+  /** The settings swept (MiB, null = unlimited), in slider order. */
+  values: (number | null)[];
+  /** Rows by setting index; null until that setting is done. */
+  rows: (SweepRow | null)[];
+  done: boolean;
+  /** Wall time of the last complete sweep and the workers it used. */
+  seconds: number | null;
+  workers: number;
+  error: string | null;
+  /** The source's largest request, for the rule of thumb. */
+  largestRequest: number;
+}
+
+export const useSweep = create<SweepState>()(() => ({ values: [], rows: [], done: false, seconds: null, workers: 0, error: null, largestRequest: 0 }));
+
+let running: Worker[] = [];
+let finished: Promise<void> = Promise.resolve();
+let lastKey = '';
+/** Bumped by every sweep: one that was superseded while it waited stops there. */
+let generation = 0;
+
+function stop(): void {
+  for (const w of running) w.terminate();
+  running = [];
+}
+
+/** The max_split slider's top in MiB for the current view (the cap, else the peak reserved memory). */
+export function sliderTopMiB(): number {
+  const { settings, summary } = useSession.getState();
+  return Math.max(64, (settings.capacityBytes ?? summary?.peakReserved ?? 0) / MiB);
+}
+
+/**
+ * Sweeps `values` over the current source with `workers` workers (default: one per core but one);
+ * resolves when every row is in.
+ */
+export function runSweep(values: (number | null)[] = maxSplitSteps(sliderTopMiB()), workers?: number): Promise<void> {
+  // Set at once, so that sweepIdle() called right after waits for this sweep.
+  finished = sweep(values, workers);
+  return finished;
+}
+
+async function sweep(values: (number | null)[], workers: number | undefined): Promise<void> {
+  stop();
+  const mineGeneration = ++generation;
+  const { settings, summary } = useSession.getState();
+  if (!summary) return;
+  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
+  const base: AllocatorConfig = { ...asked, maxSplitSize: Infinity };
+  const recorded = summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null;
+  const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : null;
+  const n = Math.max(1, Math.min(values.length, workers ?? Math.max(1, (navigator.hardwareConcurrency || 2) - 1)));
+  useSweep.setState({ values, rows: values.map(() => null), done: false, workers: n, error: null });
+  let stream: RequestStream;
+  try {
+    stream = await sourceStream();
+  } catch (e) {
+    useSweep.setState({ error: (e as Error).message });
+    return;
+  }
+  if (mineGeneration !== generation) return;
+  let largest = 0;
+  for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc && stream.size[i]! > largest) largest = stream.size[i]!;
+  useSweep.setState({ largestRequest: largest });
+  const t0 = performance.now();
+  const mine = Array.from({ length: n }, () => new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' }));
+  running = mine;
+  await new Promise<void>((resolve) => {
+    let left = n;
+    mine.forEach((worker, k) => {
+      worker.onmessage = (event: MessageEvent<SweepReply>) => {
+        const m = event.data;
+        if (m.type === 'row') {
+          const rows = [...useSweep.getState().rows];
+          rows[m.index] = m.row;
+          useSweep.setState({ rows });
+          return;
+        }
+        if (m.type === 'error') useSweep.setState({ error: m.message });
+        worker.terminate();
+        if (--left === 0) {
+          if (running === mine) running = [];
+          useSweep.setState({ done: true, seconds: (performance.now() - t0) / 1e3 });
+          resolve();
+        }
+      };
+      // Settings dealt round-robin: neighbouring settings cost alike, so the workers finish together.
+      const job: SweepJob = {
+        stream,
+        base,
+        recorded,
+        capacity,
+        settings: values.map((mb, index) => ({ index, mb })).filter((_, i) => i % n === k),
+      };
+      worker.postMessage(job);
+    });
+  });
+}
+
+/** Resolves when the sweep in progress (if any) is complete. */
+export function sweepIdle(): Promise<void> {
+  return finished;
+}
+
+/** What a sweep depends on: the source, the config but max_split, the cap. */
+function sweepKey(): string {
+  const { settings, summary, sourceLink } = useSession.getState();
+  if (!summary) return '';
+  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
+  return JSON.stringify([sourceLink, summary.source, summary.requests, configToString({ ...asked, maxSplitSize: Infinity }), settings.capacityBytes]);
+}
+
+/** Keeps the sweep in step with the view. */
+export function installSweep(): void {
+  useSession.subscribe((s, before) => {
+    if (s.summary === before.summary || !s.summary) return;
+    const key = sweepKey();
+    if (key === lastKey) return;
+    lastKey = key;
+    void runSweep();
+  });
+}

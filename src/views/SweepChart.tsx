@@ -1,0 +1,76 @@
+// The sweep under the max_split slider: peak reserved memory at every slider position (OOMs in
+// red, cudaMalloc churn as a thin line), the slider's position marked; a click moves the slider there.
+import { max, scaleLinear } from 'd3';
+import { useShallow } from 'zustand/react/shallow';
+import { formatSize } from '../allocator/format-size';
+import { useSweep } from '../state/sweep-store';
+import { adviseMaxSplit } from '../trace/sweep-advice';
+import type { SweepRow } from '../trace/sweep';
+
+const W = 300;
+const H = 64;
+
+export function SweepChart({ index, onPick }: { index: number; onPick(mb: number | null): void }) {
+  const { values, rows, done, seconds, workers, error, largestRequest } = useSweep(
+    useShallow((s) => ({ values: s.values, rows: s.rows, done: s.done, seconds: s.seconds, workers: s.workers, error: s.error, largestRequest: s.largestRequest })),
+  );
+  if (values.length === 0) return null;
+  const n = values.length;
+  const present = rows.filter((r): r is SweepRow => r !== null);
+  const x = scaleLinear().domain([0, Math.max(1, n - 1)]).range([4, W - 4]);
+  const y = scaleLinear().domain([0, max(present, (r) => r['reserved_bytes.all.peak']) ?? 1]).range([H - 4, 4]);
+  const c = scaleLinear().domain([0, max(present, (r) => r.num_device_alloc + r.num_device_free) ?? 1]).range([H - 4, 4]);
+  const line = (value: (r: SweepRow) => number, scale: (v: number) => number): string =>
+    rows.map((r, i) => (r ? `${i === 0 || !rows[i - 1] ? 'M' : 'L'}${x(i).toFixed(1)},${scale(value(r)).toFixed(1)}` : '')).join('');
+  const advice = done ? adviseMaxSplit(present, largestRequest) : null;
+  const bestIndex = advice ? rows.indexOf(advice.best) : -1;
+  return (
+    <div className="sweep">
+      <svg
+        viewBox={`0 0 ${W} ${H}`}
+        role="img"
+        aria-label={`Sweep of max_split_size_mb: peak reserved memory at ${present.length} of ${n} settings`}
+      >
+        <path className="sweep-churn" d={line((r) => r.num_device_alloc + r.num_device_free, c)} />
+        <path className="sweep-reserved" d={line((r) => r['reserved_bytes.all.peak'], y)} />
+        {rows.map((r, i) =>
+          r ? (
+            <circle
+              key={i}
+              className={r.num_ooms > 0 ? 'sweep-oom' : i === bestIndex ? 'sweep-best' : 'sweep-ok'}
+              cx={x(i)}
+              cy={y(r['reserved_bytes.all.peak'])}
+              r={i === index ? 3.5 : 2}
+              onClick={() => onPick(values[i]!)}
+            >
+              <title>
+                {`${values[i] === null ? 'unlimited' : `${values[i]} MiB`}: reserved peak ${formatSize(r['reserved_bytes.all.peak'])}, ${r.num_ooms} OOMs, ${r.num_alloc_retries} retries, ${r.num_device_alloc} cudaMalloc / ${r.num_device_free} cudaFree`}
+              </title>
+            </circle>
+          ) : null,
+        )}
+        <line className="sweep-cursor" x1={x(index)} x2={x(index)} y1={0} y2={H} />
+      </svg>
+      <p className="hint sweep-legend">
+        <span className="key-reserved">reserved peak</span> · <span className="key-churn">cudaMalloc+cudaFree</span> ·{' '}
+        <span className="key-oom">OOM</span>
+        {done && seconds !== null ? ` · ${n} settings in ${seconds.toFixed(1)} s on ${workers} worker${workers > 1 ? 's' : ''}` : ` · sweeping ${present.length}/${n}…`}
+      </p>
+      {error && <p className="error">{error}</p>}
+      {advice && (
+        <p className="advice">
+          <strong>Suggestion:</strong> {advice.reason}{' '}
+          {advice.ruleOfThumb && (
+            <>
+              The rule of thumb (1.2 × the largest request, {formatSize(largestRequest)}) gives max_split_size_mb:{advice.ruleOfThumb.mb}:{' '}
+              {formatSize(advice.ruleOfThumb.row['reserved_bytes.all.peak'])} reserved, {advice.ruleOfThumb.row.num_ooms} OOMs.
+            </>
+          )}{' '}
+          <button className="link" onClick={() => onPick(advice.best.max_split_size_mb)}>
+            Use it
+          </button>
+        </p>
+      )}
+    </div>
+  );
+}
