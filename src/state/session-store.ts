@@ -57,6 +57,7 @@ let settle: (() => void) | null = null;
 /** Callers waiting for the source's request stream, answered in order. */
 const streamWaiters: { resolve(s: RequestStream): void; reject(e: Error): void }[] = [];
 const frameWaiters = new Map<number, ((frames: string[]) => void)[]>();
+const exportWaiters: { resolve(bytes: Uint8Array<ArrayBuffer>): void; reject(e: Error): void }[] = [];
 /** Seeks coalesce: one in flight, and the latest cursor asked for after it. */
 let seekInFlight = false;
 let seekWanted: number | null = null;
@@ -114,8 +115,10 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
   } else if (m.type === 'frames') {
     for (const resolve of frameWaiters.get(m.id) ?? []) resolve(m.frames);
     frameWaiters.delete(m.id);
-  } else if (m.type === 'stream') streamWaiters.shift()?.resolve(m.stream);
+  } else if (m.type === 'export') exportWaiters.shift()?.resolve(m.bytes);
+  else if (m.type === 'stream') streamWaiters.shift()?.resolve(m.stream);
   else if (m.type === 'error' && m.stream) streamWaiters.shift()?.reject(new Error(m.message));
+  else if (m.type === 'error' && m.export) exportWaiters.shift()?.reject(new Error(m.message));
   else if (m.type === 'error') {
     // Whatever was in flight failed: the previous view stays.
     replayInFlight = false;
@@ -150,6 +153,14 @@ export function sourceStream(): Promise<RequestStream> {
   return new Promise((resolve, reject) => {
     streamWaiters.push({ resolve, reject });
     send({ type: 'stream' });
+  });
+}
+
+/** The last replay as a PyTorch snapshot file. */
+export function exportRun(format: 'pickle' | 'json'): Promise<Uint8Array<ArrayBuffer>> {
+  return new Promise((resolve, reject) => {
+    exportWaiters.push({ resolve, reject });
+    send({ type: 'export', format });
   });
 }
 

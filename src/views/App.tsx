@@ -7,6 +7,7 @@ import { CopyLinkButton } from './CopyLinkButton';
 import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/workloads';
 import { ConfigPanel } from './ConfigPanel';
+import { ExportMenu } from './ExportMenu';
 import { StatsPanel } from './StatsPanel';
 import { StressPanel } from './StressPanel';
 import { ThemeToggle } from './ThemeToggle';
@@ -109,6 +110,9 @@ export function App() {
             <p className="source-line">
               <strong>{summary.source}</strong> · {summary.requests.toLocaleString()} requests · {summary.events.toLocaleString()} trace events
             </p>
+          )}
+          {summary && (
+            <ExportMenu />
           )}
           <ViewPanels />
           <StressPanel />

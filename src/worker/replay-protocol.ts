@@ -21,7 +21,9 @@ export type ToWorker =
   /** The stack frames of an allocation (the block's logical id), when the trace has them. */
   | { type: 'frames'; id: number }
   /** The source's request stream, for a GPU stress run on the page. */
-  | { type: 'stream' };
+  | { type: 'stream' }
+  /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
+  | { type: 'export'; format: 'pickle' | 'json' };
 
 export interface ReplaySummary {
   source: string;
@@ -66,5 +68,6 @@ export type FromWorker =
   | { type: 'cursor'; view: CursorView }
   | { type: 'frames'; id: number; frames: string[] }
   | { type: 'stream'; stream: RequestStream }
-  /** `stream`: the error answers a 'stream' request. */
-  | { type: 'error'; message: string; stream?: boolean };
+  | { type: 'export'; bytes: Uint8Array<ArrayBuffer>; format: 'pickle' | 'json' }
+  /** `stream` / `export`: the error answers such a request. */
+  | { type: 'error'; message: string; stream?: boolean; export?: boolean };

@@ -1,7 +1,8 @@
 // Parses snapshots, builds workloads and replays them off the main thread; answers every message
 // with exactly one reply (the page counts them to know when it is idle).
 /// <reference lib="webworker" />
-import { configToString, DEFAULT_CONFIG } from '../allocator/config';
+import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
+import { exportSnapshot } from '../trace/snapshot-export';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { fragmentation } from '../trace/fragmentation';
@@ -10,7 +11,7 @@ import { replay, type ReplayResult } from '../trace/replay';
 import { replaySnapshot } from '../trace/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/request-stream';
 import type { Snapshot } from '../trace/snapshot';
-import { decodeSnapshotFile } from '../trace/snapshot-file';
+import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot-file';
 import { workloadById } from '../trace/workloads';
 import type { CursorView, FromWorker, ReplaySettings, ReplaySummary, ToWorker } from './replay-protocol';
 
@@ -26,6 +27,8 @@ let source: Source | null = null;
 let settings: ReplaySettings = { conf: null, capacityBytes: null };
 /** OOMs of the last full replay by request index, for the cursor view. */
 let oomAt = new Map<number, string>();
+/** The last full replay, for an export. */
+let last: { result: ReplayResult; config: AllocatorConfig } | null = null;
 
 const post = (m: FromWorker, transfer: Transferable[] = []): void =>
   (self as unknown as DedicatedWorkerGlobalScope).postMessage(m, transfer);
@@ -127,6 +130,16 @@ function handle(m: ToWorker): void {
     post({ type: 'stream', stream: source.stream! });
     return;
   }
+  if (m.type === 'export') {
+    if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
+    const snapshot = exportSnapshot(last.result, source.stream, {
+      config: last.config,
+      ...(source.snapshot?.device_traces?.[0] ? { sourceTrace: source.snapshot.device_traces[0] } : {}),
+    });
+    const bytes = encodeSnapshotFile(snapshot, m.format) as Uint8Array<ArrayBuffer>;
+    post({ type: 'export', bytes, format: m.format }, [bytes.buffer]);
+    return;
+  }
   if (m.type === 'frames') {
     post({ type: 'frames', id: m.id, frames: framesOf(m.id) });
     return;
@@ -134,6 +147,7 @@ function handle(m: ToWorker): void {
   if (m.type === 'replay') {
     settings = m.settings;
     const { result, summary } = run();
+    last = { result, config: parseAllocConf(summary.conf).config };
     oomAt = new Map(result.ooms.map((o) => [o.request, o.message]));
     const n = summary.requests;
     const cursor = m.cursor === null ? n - 1 : Math.max(0, Math.min(n - 1, m.cursor));
@@ -169,6 +183,11 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
   try {
     handle(m);
   } catch (e) {
-    post({ type: 'error', message: (e as Error).message, ...(m.type === 'stream' ? { stream: true } : {}) });
+    post({
+      type: 'error',
+      message: (e as Error).message,
+      ...(m.type === 'stream' ? { stream: true } : {}),
+      ...(m.type === 'export' ? { export: true } : {}),
+    });
   }
 };

@@ -2,6 +2,7 @@
 // with one click and replays like the CLI; the max_split slider and the config field replay it like
 // `splitscope replay --conf`; a bad file gives a clear message while the previous view stays.
 import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { openPage, SHOTS as shots } from './open-page';
 
@@ -69,6 +70,26 @@ test('a typed config is checked as it is typed and replays like splitscope repla
   await ready();
   const want = cli(['replay', SAMPLE, '--conf', 'max_split_size_mb:256,roundup_power2_divisions:4']).stats;
   expect(await stats()).toEqual(want);
+});
+
+test('exports: the run as a snapshot the CLI replays to the same stats, the sweep as CSV, the timeline as SVG', async () => {
+  const page = session.page;
+  const atEnd = await stats();
+  await page.getByText('Export…').click();
+  const save = async (button: string): Promise<string> => {
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
+    const path = `test-results/${download.suggestedFilename()}`;
+    await download.saveAs(path);
+    return path;
+  };
+  const pickle = await save('Snapshot (.pickle, memory_viz)');
+  // Replayed under the settings it records, the exported run gives back its own stats.
+  expect(cli(['replay', pickle]).stats).toEqual(atEnd);
+  const csv = readFileSync(await save('Sweep (.csv)'), 'utf8').trim().split('\n');
+  expect(csv[0]).toMatch(/^max_split_size_mb,conf,reserved_bytes.all.peak/);
+  expect(csv.length).toBeGreaterThan(20);
+  expect(readFileSync(await save('Timeline (.svg)'), 'utf8')).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  expect(readFileSync(await save('Timeline (.png)')).subarray(1, 4).toString()).toBe('PNG');
 });
 
 test('arrow keys step the cursor one request when no control has focus, and the stats follow', async () => {

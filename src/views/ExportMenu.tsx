@@ -1,0 +1,47 @@
+// Exports: the replayed run as a PyTorch snapshot (pickle for pytorch.org/memory_viz, or JSON), the
+// sweep as CSV, the timeline as SVG or PNG.
+import { useState } from 'react';
+import { exportRun, useSession } from '../state/session-store';
+import { useSweep } from '../state/sweep-store';
+import type { SweepRow } from '../trace/sweep';
+import { sweepCsv } from '../trace/sweep-csv';
+import { download, standaloneSvg, svgToPng } from './svg-export';
+
+/** A file name from the source's name: "GPT-2 training (x)" -> "gpt-2-training-x". */
+const slug = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'splitscope';
+
+export function ExportMenu() {
+  const source = useSession((s) => s.summary?.source ?? '');
+  const [problem, setProblem] = useState<string | null>(null);
+  const base = slug(source);
+  const run = (job: () => Promise<void>) => () => {
+    setProblem(null);
+    job().catch((e: Error) => setProblem(e.message));
+  };
+  const timelineSvg = (): string => {
+    const svg = document.querySelector<SVGSVGElement>('[aria-label="Timeline"] svg');
+    if (!svg) throw new Error('There is no timeline to export yet.');
+    return standaloneSvg(svg);
+  };
+  return (
+    <details className="export">
+      <summary>Export…</summary>
+      <div className="export-items">
+        <button onClick={run(async () => download(`${base}.pickle`, new Blob([await exportRun('pickle')])))}>Snapshot (.pickle, memory_viz)</button>
+        <button onClick={run(async () => download(`${base}.json`, new Blob([await exportRun('json')], { type: 'application/json' })))}>Snapshot (.json)</button>
+        <button
+          onClick={run(async () => {
+            const rows = useSweep.getState().rows.filter((r): r is SweepRow => r !== null);
+            if (rows.length === 0) throw new Error('The sweep has not finished yet.');
+            download(`${base}-sweep.csv`, new Blob([sweepCsv(rows)], { type: 'text/csv' }));
+          })}
+        >
+          Sweep (.csv)
+        </button>
+        <button onClick={run(async () => download(`${base}-timeline.svg`, new Blob([timelineSvg()], { type: 'image/svg+xml' })))}>Timeline (.svg)</button>
+        <button onClick={run(async () => download(`${base}-timeline.png`, await svgToPng(timelineSvg())))}>Timeline (.png)</button>
+      </div>
+      {problem && <p className="error">{problem}</p>}
+    </details>
+  );
+}
