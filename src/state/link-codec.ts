@@ -3,6 +3,7 @@
 // every field are checked, and anything wrong becomes a LinkError that names the problem.
 import { deflateSync, Inflate, strFromU8, strToU8 } from 'fflate';
 import { z } from 'zod';
+import { concatBytes } from '../trace/concat-bytes';
 import { LinkError } from './link-error';
 
 export const LINK_VERSION = 1;
@@ -85,13 +86,7 @@ function inflateLimited(data: Uint8Array, limit: number): Uint8Array {
   });
   inflate.push(data, true);
   if (!done) throw new Error('truncated');
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }
 
 export function toBase64Url(bytes: Uint8Array): string {

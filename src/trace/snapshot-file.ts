@@ -3,6 +3,7 @@
 // The checks are hand-written loops rather than a schema library: a snapshot can hold a
 // million trace entries and checking them must cost a small fraction of the parse.
 
+import { concatBytes } from './concat-bytes';
 import { Gunzip, gunzipSync } from 'fflate';
 import { ImportError } from './import-error';
 import { readPickle, type ReadPickleOptions } from './pickle-reader';
@@ -118,14 +119,7 @@ function gunzipBounded(gz: Uint8Array, maxBytes: number, progress: (f: number) =
     if (e instanceof ImportError) throw e;
     throw gzipError(e);
   }
-  if (chunks.length === 1) return chunks[0]!;
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return concatBytes(chunks, total);
 }
 
 function platformGunzip(gunzip: NonNullable<DecodeSnapshotOptions['gunzip']>, gz: Uint8Array, maxBytes: number): Uint8Array {
