@@ -113,6 +113,13 @@ export class SegmentMapRenderer {
     this.frames++;
   }
 
+  /** Resolves once a pending frame (if any) is drawn and the GPU has finished it. */
+  async settled(): Promise<void> {
+    // A hidden tab gets no frames: give up after a few tries rather than hang.
+    for (let i = 0; i < 8 && this.frame && !this.destroyed; i++) await new Promise((resolve) => setTimeout(resolve, 32));
+    await this.finished();
+  }
+
   /** Resolves when the GPU has finished the frames drawn so far (benchmarks). */
   async finished(): Promise<void> {
     await this.gpu?.painter.device.queue.onSubmittedWorkDone();

@@ -2,6 +2,7 @@
 import type { LiveRunStatus } from '../gpu/live-run';
 import { useSession, whenIdle } from './session-store';
 import type { SweepRow } from '../trace/sweep';
+import { drawsSettled } from './draw-sync';
 import { currentLink } from './share-link';
 import { runSweep, sweepIdle, useSweep } from './sweep-store';
 import { gpuReport, loseGpuForTest, stressIdle, useStress, type StressRequest } from './stress-store';
@@ -29,6 +30,7 @@ export function installAutomation(): void {
   const surface: Automation = {
     ready: async () => {
       await Promise.all([whenIdle(), stressIdle()]);
+      await drawsSettled();
     },
     stats: () => ({ ...(useSession.getState().view?.stats ?? {}) }),
     cursor: () => {

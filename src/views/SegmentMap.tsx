@@ -2,6 +2,7 @@
 // state, grouped into lanes by pool and stream. The canvas is drawn by SegmentMapRenderer (WebGPU, or
 // Canvas 2D without an adapter) once per animation frame, outside React renders; d3 draws the byte
 // ruler and lane labels in an SVG overlay and owns zoom and pan (x only: rows always fit the height).
+import { registerDrawWait } from '../state/draw-sync';
 import { axisTop, scaleLinear, select, zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3';
 import { useCallback, useEffect, useId, useRef, useState, type JSX } from 'react';
 import { formatSize } from '../allocator/format-size';
@@ -172,6 +173,9 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
       if (rendererRef.current === renderer) rendererRef.current = null;
     };
   }, [canvasKey, relayout]);
+
+  // window.splitscope.ready() waits for the map's pending frame.
+  useEffect(() => registerDrawWait(() => rendererRef.current?.settled() ?? Promise.resolve()), []);
 
   // Zoom, pan and the keyboard on the canvas.
   useEffect(() => {
