@@ -9,8 +9,24 @@ export class GpuArena {
     readonly kernels: StressKernels,
   ) {}
 
-  /** Acquires a device and an arena of `bytes` (default: the adapter's default), clamped to its limits. */
+  /**
+   * Acquires a device and an arena of `bytes` (default: the adapter's default), clamped to its
+   * limits. A device that fails while the arena is made (seen in development, where React mounts
+   * twice) is given one more try.
+   */
   static async open(listener: GpuListener, bytes?: number): Promise<GpuArena | GpuUnavailable> {
+    try {
+      return await GpuArena.openOnce(listener, bytes);
+    } catch {
+      try {
+        return await GpuArena.openOnce(listener, bytes);
+      } catch (e) {
+        return { adapter: null, reason: `The GPU device failed while the arena was made (${(e as Error).message}): GPU stress is off.` };
+      }
+    }
+  }
+
+  private static async openOnce(listener: GpuListener, bytes?: number): Promise<GpuArena | GpuUnavailable> {
     const context = await acquireGpu(listener);
     if (context.adapter === null) return context;
     const size = Math.floor(Math.min(context.maxArenaBytes, Math.max(MIN_ARENA_BYTES, bytes ?? context.defaultArenaBytes)) / 4) * 4;
