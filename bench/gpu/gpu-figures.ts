@@ -7,7 +7,8 @@ import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { WORD_BYTES } from '../../src/gpu/arena-layout';
 import { CHUNK_U32S } from '../../src/gpu/block-chunks';
 import { GpuArena } from '../../src/gpu/gpu-arena';
-import { GpuSlot, LiveRun } from '../../src/gpu/live-run';
+import { GpuSlot } from '../../src/gpu/gpu-slot';
+import { LiveRun } from '../../src/gpu/live-run';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress-run';
 import { transformerTraining } from '../../src/trace/workloads';
 

@@ -9,6 +9,7 @@ import type { RequestStream } from '../trace/request-stream';
 import { WORKLOADS } from '../trace/workloads';
 import type { CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from '../worker/replay-protocol';
 import { MAX_EMBEDDED_FILE_BYTES, toBase64Url, type LinkSource } from './link-codec';
+import { sha256Hex } from './sha256';
 
 /** Settings and cursor a source opens with (a share link's), instead of its own and the end. */
 export interface OpenAt {
@@ -188,11 +189,6 @@ function replayNewSource(): void {
   requestReplay(settings, at?.cursor ?? null);
 }
 
-async function sha256(bytes: ArrayBuffer): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
-  return [...digest].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
-
 async function open(name: string, bytes: ArrayBuffer, link: LinkSource, at: OpenAt | undefined): Promise<void> {
   useSession.setState({ error: null, progress: 0 });
   replayAfterOpen = true;
@@ -210,7 +206,7 @@ export function awaitFile(sha256: string, at: OpenAt): void {
 
 /** A file's link: its name and hash, and the file itself when small enough to travel in the link. */
 async function fileLink(name: string, bytes: ArrayBuffer): Promise<LinkSource> {
-  const hash = await sha256(bytes);
+  const hash = await sha256Hex(bytes);
   return bytes.byteLength <= MAX_EMBEDDED_FILE_BYTES
     ? { kind: 'file', name, sha256: hash, data: toBase64Url(new Uint8Array(bytes)) }
     : { kind: 'file', name, sha256: hash };

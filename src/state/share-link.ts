@@ -2,6 +2,7 @@
 // playing), keeps the hash in step with the view, and makes Back undo a config change.
 import { decodeLink, encodeLink, fromBase64Url, type LinkState } from './link-codec';
 import { LinkError } from './link-error';
+import { sha256Hex } from './sha256';
 import { awaitFile, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */
@@ -20,11 +21,6 @@ export function currentLink(): string {
   return location.origin + location.pathname + location.search + (state ? encodeLink(state) : '');
 }
 
-async function sha256(bytes: Uint8Array): Promise<string> {
-  const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes as Uint8Array<ArrayBuffer>));
-  return [...digest].map((b) => b.toString(16).padStart(2, '0')).join('');
-}
-
 /** Opens what `state` describes. */
 async function apply(state: LinkState): Promise<void> {
   const at: OpenAt = { settings: { conf: state.conf, capacityBytes: state.capacityBytes }, cursor: state.cursor };
@@ -34,7 +30,7 @@ async function apply(state: LinkState): Promise<void> {
   else if (source.kind === 'sample') await session.openSample(at);
   else if (source.data !== undefined) {
     const bytes = fromBase64Url(source.data);
-    if ((await sha256(bytes)) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
+    if ((await sha256Hex(bytes as Uint8Array<ArrayBuffer>)) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
     await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);
   } else {
     awaitFile(source.sha256, at);
