@@ -59,6 +59,10 @@ export class SdslFreeBlocks implements OrderedFreeBlocks {
     const it = this.set.reverseUpperBound(block);
     return it.equals(this.set.rEnd()) ? undefined : it.pointer;
   }
+  next(block: Block): Block | undefined {
+    const it = this.set.upperBound(block);
+    return it.equals(this.set.end()) ? undefined : it.pointer;
+  }
   largest(): number {
     return largestOf(this.toArray());
   }
@@ -103,6 +107,9 @@ export class BTreeFreeBlocks implements OrderedFreeBlocks {
   }
   previous(block: Block): Block | undefined {
     return this.tree.nextLowerPair(block, this.pair)?.[0];
+  }
+  next(block: Block): Block | undefined {
+    return this.tree.nextHigherPair(block, this.pair)?.[0];
   }
   largest(): number {
     return largestOf(this.toArray());

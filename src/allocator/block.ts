@@ -1,4 +1,7 @@
-/** A segment: one cudaMalloc'd range, tiled by blocks. */
+/**
+ * A segment: one cudaMalloc'd range tiled by blocks, or (expandable_segments) one reserved virtual
+ * range whose blocks are either mapped onto physical pages or not.
+ */
 export class Segment {
   constructor(
     readonly addr: number,
@@ -7,7 +10,13 @@ export class Segment {
     readonly small: boolean,
     /** The block at the segment's lowest address; kept current through splits and merges. */
     public head: Block,
+    /** expandable_segments: the granularity of its mappings (2 MiB small pool, 20 MiB large); 0 otherwise. */
+    readonly pageSize = 0,
   ) {}
+
+  get expandable(): boolean {
+    return this.pageSize > 0;
+  }
 }
 
 /** A block: a range of one segment, allocated or cached free (PyTorch's Block). */
@@ -16,6 +25,8 @@ export class Block {
   tag = -1;
   requestedSize = 0;
   allocated = false;
+  /** Backed by physical pages: always, except the unmapped stretches of an expandable segment. */
+  mapped = true;
   prev: Block | null = null;
   next: Block | null = null;
   /** Large-pool get_free_block call count when the block entered the free set (gc age). */
@@ -43,6 +54,7 @@ export class Block {
     this.tag = -1;
     this.requestedSize = 0;
     this.allocated = false;
+    this.mapped = true;
     this.prev = null;
     this.next = null;
     this.gcCountBase = 0;
@@ -51,4 +63,19 @@ export class Block {
   isSplit(): boolean {
     return this.prev !== null || this.next !== null;
   }
+}
+
+/**
+ * A segment as torch.cuda.memory_snapshot() reports it: a cudaMalloc'd segment, or one contiguous
+ * mapped range of an expandable segment. Its blocks run from `head` while `mapped` holds.
+ */
+export interface SegmentView {
+  addr: number;
+  size: number;
+  stream: number;
+  small: boolean;
+  expandable: boolean;
+  head: Block;
+  /** The model's segment the blocks belong to (for an expandable one, its whole reserved range). */
+  segment: Segment;
 }

@@ -1,12 +1,13 @@
 // A model of one device's DeviceCachingAllocator (c10/cuda/CUDACachingAllocator.cpp, torch 2.11):
 // the same decisions in the same order, so that it records the same trace events as PyTorch.
 // Streams are plain numbers; CUDA events and cross-stream uses are not modelled (a free completes at once).
-import { Block, Segment } from './block';
+import { Block, Segment, type SegmentView } from './block';
 import type { Capacity } from './capacity';
 import { H200_TOTAL_MEMORY } from './capacity';
 import { maxSplitSizeStat, type AllocatorConfig } from './config';
 import { ConfigError } from './config-error';
 import { MIN_BLOCK_SIZE, SMALL_SIZE } from './constants';
+import { pageSizeFor, pagesCovering, pagesInside, reservedRangeSize, UnmappedBlocks } from './expandable-segment';
 import { FreeBlockSet, type OrderedFreeBlocks } from './free-block-set';
 import { oomMessage } from './oom-message';
 import { isSmallSize, roundSize, segmentSizeFor } from './sizes';
@@ -19,6 +20,15 @@ export interface SegmentPlacement {
   place(size: number): number;
   /** The segment at `addr` was cudaFree'd. */
   release(addr: number): void;
+  /** expandable_segments: address for a virtual range of `size` bytes (cuMemAddressReserve); `at`:
+   * one that already exists there (made before a trace began). */
+  reserve(size: number, at?: number): number;
+  /** The virtual range at `addr` went back (cuMemAddressFree). */
+  unreserve(addr: number): void;
+  /** Physical pages were mapped at [addr, addr + size) of the virtual range at `base`. */
+  mapPages?(base: number, addr: number, size: number): void;
+  /** ... and unmapped from there. */
+  unmapPages?(base: number, addr: number, size: number): void;
 }
 
 export interface AllocatorOptions {
@@ -48,6 +58,8 @@ export interface OomInfo {
 class BlockPool {
   /** get_free_blocks_call_count: the clock of gc ages. */
   freeBlockCalls = 0;
+  /** expandable_segments: the blocks no physical memory backs. */
+  readonly unmapped = new UnmappedBlocks();
   constructor(
     readonly small: boolean,
     readonly blocks: OrderedFreeBlocks,
@@ -75,6 +87,9 @@ export class CachingAllocator {
   private readonly maxSplit: number;
   private readonly gcEnabled: boolean;
   private readonly plainRounding: boolean;
+  private readonly expandable: boolean;
+  /** Mapping pages fails beyond this (cuMemCreate finds no memory): the device, when it is the cap. */
+  private readonly physicalLimit: number;
   /** Blocks merged away, reused by later splits. */
   private readonly spareBlocks: Block[] = [];
   /** total_allocated_memory: bytes held in segments. */
@@ -82,12 +97,6 @@ export class CachingAllocator {
 
   constructor(options: AllocatorOptions) {
     const { config } = options;
-    if (config.expandableSegments) {
-      throw new ConfigError(
-        'expandable_segments:True is not modelled yet: splitscope would be simulating a different allocator. ' +
-          'Remove it (or set expandable_segments:False) to replay with cudaMalloc segments.',
-      );
-    }
     if (config.backend !== 'native') {
       throw new ConfigError(
         'backend:cudaMallocAsync hands allocation to the CUDA driver\'s own pool, which splitscope does not model; ' +
@@ -107,6 +116,8 @@ export class CachingAllocator {
     this.maxSplit = config.maxSplitSize;
     this.gcEnabled = options.capacity?.kind === 'fraction' && config.garbageCollectionThreshold > 0;
     this.plainRounding = config.roundupPower2Divisions.every((d) => d <= 1);
+    this.expandable = config.expandableSegments;
+    this.physicalLimit = options.capacity?.kind === 'device' ? options.capacity.bytes : Infinity;
   }
 
   /** Bytes held in segments (memory_reserved). */
@@ -135,13 +146,13 @@ export class CachingAllocator {
     const segmentSize = segmentSizeFor(rounded);
     if (this.gcEnabled) this.garbageCollect();
     let block =
-      this.allocSegment(pool, segmentSize, stream, false) ??
+      this.allocSegment(pool, rounded, segmentSize, stream, false) ??
       (this.releaseAvailableCachedBlocks(pool, rounded, stream)
-        ? this.allocSegment(pool, segmentSize, stream, false)
+        ? this.allocSegment(pool, rounded, segmentSize, stream, false)
         : null);
     if (!block) {
       this.releaseCachedBlocks();
-      block = this.allocSegment(pool, segmentSize, stream, true);
+      block = this.allocSegment(pool, rounded, segmentSize, stream, true);
     }
     if (!block) this.recordOom(rounded, segmentSize, stream);
     return block;
@@ -180,9 +191,24 @@ export class CachingAllocator {
     return [...this.small.blocks.toArray(), ...this.large.blocks.toArray()];
   }
 
-  /** The segments in address order. */
-  segmentsByAddress(): Segment[] {
-    return [...this.segments.values()].sort((a, b) => a.addr - b.addr);
+  /** The segments as memory_snapshot() reports them (each mapped range of an expandable segment on
+   * its own), in address order. */
+  segmentsByAddress(): SegmentView[] {
+    const views: SegmentView[] = [];
+    for (const segment of this.segments.values()) {
+      const { stream, small, expandable } = segment;
+      for (let b: Block | null = segment.head; b; ) {
+        if (!b.mapped) {
+          b = b.next;
+          continue;
+        }
+        const head = b;
+        let size = 0;
+        for (; b && b.mapped; b = b.next) size += b.size;
+        views.push({ addr: head.addr, size, stream, small, expandable, head, segment });
+      }
+    }
+    return views.sort((a, b) => a.addr - b.addr);
   }
 
   /** Puts a segment that existed before the model started (a trace that begins mid-run). */
@@ -191,6 +217,34 @@ export class CachingAllocator {
     const block = this.newSegment(addr, size, stream, small);
     this.poolOf(small).blocks.insert(block);
     return block.segment;
+  }
+
+  /** expandable_segments: a segment reserved at `base` before the model started, nothing mapped yet. */
+  adoptExpandableSegment(base: number, stream: number, small: boolean): Segment {
+    return this.reserveSegment(this.poolOf(small), stream, base).segment;
+  }
+
+  /** Pages [addr, addr + size) of an adopted expandable segment, mapped before the model started: free. */
+  adoptMapping(addr: number, size: number): void {
+    const segment = this.segmentContaining(addr);
+    let block: Block | null = segment?.head ?? null;
+    while (block && !(block.addr <= addr && addr < block.addr + block.size)) block = block.next;
+    if (!segment?.expandable || !block || block.mapped || addr + size > block.addr + block.size) {
+      throw new Error(`address range ${addr}+${size} is not inside an unmapped part of an expandable segment`);
+    }
+    const pool = this.poolOf(segment.small);
+    if (block.addr < addr) {
+      // The unmapped part below stays unmapped.
+      pool.unmapped.delete(block);
+      const below = this.newBlock(block.addr, addr - block.addr, block.stream, block.small, segment);
+      below.mapped = false;
+      this.linkBefore(below, block);
+      block.addr = addr;
+      block.size -= below.size;
+      pool.unmapped.insert(below);
+      pool.unmapped.insert(block);
+    }
+    this.mapBlock(pool, block, size);
   }
 
   /**
@@ -202,7 +256,7 @@ export class CachingAllocator {
     if (!segment) throw new Error(`no segment holds address ${addr}`);
     let block: Block | null = segment.head;
     while (block && !(block.addr <= addr && addr < block.addr + block.size)) block = block.next;
-    if (!block || block.allocated || addr + size > block.addr + block.size) {
+    if (!block || block.allocated || !block.mapped || addr + size > block.addr + block.size) {
       throw new Error(`address range ${addr}+${size} is not inside one free block`);
     }
     const pool = this.poolOf(segment.small);
@@ -214,7 +268,7 @@ export class CachingAllocator {
       block.addr = addr;
       block.size -= before.size;
       pool.blocks.insert(before);
-      this.countNewInactiveSplit(before);
+      if (!segment.expandable) this.countNewInactiveSplit(before);
     }
     const split = block.size > size;
     return this.allocFoundBlock(pool, block, false, size, requested, block.stream, tag, split);
@@ -233,8 +287,9 @@ export class CachingAllocator {
 
   private getFreeBlock(pool: BlockPool, size: number, stream: number): Block | null {
     if (this.gcEnabled) pool.freeBlockCalls++;
-    const block = pool.blocks.lowerBound(stream, size);
+    let block = pool.blocks.lowerBound(stream, size);
     if (!block || block.stream !== stream) return null;
+    if (this.expandable && block.segment.expandable) block = this.bestExpandableFit(pool, block, stream);
     // A request below max_split never takes an oversize block ...
     if (size < this.maxSplit && block.size >= this.maxSplit) return null;
     // ... and one at or above it takes a block only when little is wasted.
@@ -242,9 +297,24 @@ export class CachingAllocator {
     return block; // still in the free set: allocFoundBlock takes it out
   }
 
+  /**
+   * Best fit counts a block before unmapped space as the size it could grow to, so a block that
+   * ends where the mapping ends loses to the next larger one (get_free_block).
+   */
+  private bestExpandableFit(pool: BlockPool, first: Block, stream: number): Block {
+    const growable = (b: Block): number => b.size + (b.next && !b.next.mapped ? b.next.size : 0);
+    let block = first;
+    for (let next = pool.blocks.next(block); ; next = pool.blocks.next(block)) {
+      if (!block.segment.expandable || !next || next.stream !== stream || growable(next) >= growable(block)) break;
+      block = next;
+    }
+    return block;
+  }
+
   private shouldSplit(block: Block, size: number): boolean {
     const remaining = block.size - size;
-    if (block.small) return remaining >= MIN_BLOCK_SIZE;
+    // expandable_segments splits at any size: its free pages can be unmapped wherever they are.
+    if (block.small || this.expandable) return remaining >= MIN_BLOCK_SIZE;
     return size < this.maxSplit && remaining > SMALL_SIZE;
   }
 
@@ -261,12 +331,13 @@ export class CachingAllocator {
   ): Block {
     const { stats } = this;
     const small = pool.small;
-    const alreadySplit = found.isSplit();
+    // inactive_split leaves expandable segments out: their free pages can always be released.
+    const alreadySplit = found.isSplit() && !found.segment.expandable;
+    const countSplit = !found.segment.expandable;
     let block = found;
     if (split) {
       const remaining = found;
-      block = this.spareBlocks.pop() ?? new Block(0, 0, 0, small, null);
-      block.reset(remaining.addr, size, stream, small, remaining.segment);
+      block = this.newBlock(remaining.addr, size, stream, small, remaining.segment);
       this.linkBefore(block, remaining);
       if (inSet) {
         // The remainder stays in the set, moved to its new place.
@@ -279,7 +350,7 @@ export class CachingAllocator {
       }
       if (alreadySplit) {
         stats.decrease(Stat.inactive_split_bytes, small, block.size);
-      } else {
+      } else if (countSplit) {
         stats.increase(Stat.inactive_split_bytes, small, remaining.size);
         stats.increase(Stat.inactive_split, small, 1);
       }
@@ -308,6 +379,21 @@ export class CachingAllocator {
     else block.segment.head = block;
     block.next = after;
     after.prev = block;
+  }
+
+  /** A fresh block (one merged away earlier, if any: saves a GC-heavy allocation). */
+  private newBlock(addr: number, size: number, stream: number, small: boolean, segment: Segment): Block {
+    const block = this.spareBlocks.pop() ?? new Block(0, 0, 0, small, null);
+    block.reset(addr, size, stream, small, segment);
+    return block;
+  }
+
+  /** Links `block` into its segment's list just after `before`. */
+  private linkAfter(block: Block, before: Block): void {
+    block.next = before.next;
+    if (block.next) block.next.prev = block;
+    block.prev = before;
+    before.next = block;
   }
 
   private countNewInactiveSplit(block: Block): void {
@@ -350,6 +436,8 @@ export class CachingAllocator {
       netBytes += block.size;
     }
     const { stats } = this;
+    // inactive_split leaves expandable segments out: their free pages can always be released.
+    if (block.segment.expandable) netBlocks = netBytes = 0;
     if (netBlocks > 0) stats.increase(Stat.inactive_split, small, netBlocks);
     else if (netBlocks < 0) stats.decrease(Stat.inactive_split, small, -netBlocks);
     if (netBytes > 0) stats.increase(Stat.inactive_split_bytes, small, netBytes);
@@ -359,7 +447,7 @@ export class CachingAllocator {
 
   /** Merges free neighbour `src` into `dst`; returns the bytes taken over, 0 if not mergeable. `src` stays in the free set. */
   private tryMerge(dst: Block, src: Block | null): number {
-    if (!src || src.allocated) return 0;
+    if (!src || src.allocated || src.mapped !== dst.mapped) return 0;
     if (dst.prev === src) {
       dst.addr = src.addr;
       dst.prev = src.prev;
@@ -376,10 +464,16 @@ export class CachingAllocator {
     return src.size;
   }
 
-  /** cudaMalloc of a new segment; null when the memory cap (or the device) is full. */
-  private allocSegment(pool: BlockPool, size: number, stream: number, isRetry: boolean): Block | null {
+  /**
+   * alloc_block: cudaMalloc of a new segment of `size` bytes for a request of `rounded` bytes (with
+   * expandable_segments, pages mapped for it instead); null when the memory cap (or the device) is full.
+   */
+  private allocSegment(pool: BlockPool, rounded: number, size: number, stream: number, isRetry: boolean): Block | null {
     if (isRetry) this.stats.count('num_alloc_retries');
-    if (this.capacity && this.reserved + size > this.capacity.bytes) return null;
+    // The memory fraction is checked against the segment size even where pages are mapped instead.
+    const capped = this.capacity && (this.capacity.kind === 'fraction' || !this.expandable);
+    if (capped && this.reserved + size > this.capacity!.bytes) return null;
+    if (this.expandable) return this.allocExpandable(pool, rounded, stream);
     const addr = this.placement.place(size);
     const block = this.newSegment(addr, size, stream, pool.small);
     this.sink.record(Action.segment_alloc, addr, size, stream, -1);
@@ -412,9 +506,108 @@ export class CachingAllocator {
     this.placement.release(block.addr);
   }
 
+  /** try_allocate_expandable_block: maps pages until a free block of `size` bytes exists, and takes it out of the free set. */
+  private allocExpandable(pool: BlockPool, size: number, stream: number): Block | null {
+    let candidate = this.findExpandableBlock(pool, size, stream);
+    if (!candidate.mapped && !this.mapBlock(pool, candidate, Math.min(candidate.size, size))) return null;
+    // Free mapped space runs into unmapped space: map more of it, which merges with what is there.
+    while (candidate.size < size) {
+      const next = candidate.next!;
+      if (!this.mapBlock(pool, next, Math.min(size - candidate.size, next.size))) return null;
+      candidate = next;
+    }
+    pool.blocks.delete(candidate);
+    return candidate;
+  }
+
+  /**
+   * find_expandable_block: the lowest unmapped block of the stream (or the free block just before it)
+   * from which `size` bytes of free address space run; else a new segment's unmapped range.
+   */
+  private findExpandableBlock(pool: BlockPool, size: number, stream: number): Block {
+    for (const unmapped of pool.unmapped.onStream(stream)) {
+      const start = unmapped.prev && !unmapped.prev.allocated ? unmapped.prev : unmapped;
+      let bytes = 0;
+      for (let b: Block | null = start; b && !b.allocated && bytes < size; b = b.next) bytes += b.size;
+      if (bytes >= size) return start;
+    }
+    return this.reserveSegment(pool, stream);
+  }
+
+  /** A new expandable segment: its whole virtual range, one unmapped block. */
+  private reserveSegment(pool: BlockPool, stream: number, at?: number): Block {
+    const pageSize = pageSizeFor(pool.small);
+    const size = reservedRangeSize(this.deviceTotal, pageSize);
+    const addr = this.placement.reserve(size, at);
+    const block = new Block(addr, size, stream, pool.small, null);
+    block.mapped = false;
+    block.segment = new Segment(addr, size, stream, pool.small, block, pageSize);
+    this.segments.set(addr, block.segment);
+    pool.unmapped.insert(block);
+    return block;
+  }
+
+  /** map_block: maps the pages under the first `size` bytes of unmapped `block`, which joins the free set. */
+  private mapBlock(pool: BlockPool, block: Block, size: number): boolean {
+    const segment = block.segment;
+    const [lo, hi] = pagesCovering(segment, block.addr, size);
+    const bytes = hi - lo;
+    if (this.reserved + bytes > this.physicalLimit) return false;
+    pool.unmapped.delete(block);
+    block.mapped = true;
+    if (bytes < block.size) {
+      const rest = this.newBlock(block.addr + bytes, block.size - bytes, block.stream, block.small, segment);
+      rest.mapped = false;
+      this.linkAfter(rest, block);
+      pool.unmapped.insert(rest);
+      block.size = bytes;
+    }
+    const { prev, next } = block;
+    if (this.tryMerge(block, prev)) pool.blocks.delete(prev!);
+    if (this.tryMerge(block, next)) pool.blocks.delete(next!);
+    this.insertFree(pool, block);
+    this.reserved += bytes;
+    this.stats.increase(Stat.reserved_bytes, pool.small, bytes);
+    this.stats.count('num_device_alloc');
+    this.sink.record(Action.segment_map, lo, bytes, block.stream, -1);
+    this.placement.mapPages?.(segment.addr, lo, bytes);
+    return true;
+  }
+
+  /** unmap_block: unmaps the whole pages inside free `block`; the rest of it stays mapped and free. */
+  private unmapBlock(pool: BlockPool, block: Block): void {
+    const segment = block.segment;
+    const [lo, hi] = pagesInside(segment, block.addr, block.size);
+    if (hi <= lo) return;
+    pool.blocks.delete(block);
+    if (lo > block.addr) {
+      const below = this.newBlock(block.addr, lo - block.addr, block.stream, block.small, segment);
+      this.linkBefore(below, block);
+      this.insertFree(pool, below);
+    }
+    if (hi < block.addr + block.size) {
+      const above = this.newBlock(hi, block.addr + block.size - hi, block.stream, block.small, segment);
+      this.linkAfter(above, block);
+      this.insertFree(pool, above);
+    }
+    block.addr = lo;
+    block.size = hi - lo;
+    block.mapped = false;
+    const { prev, next } = block;
+    if (this.tryMerge(block, prev)) pool.unmapped.delete(prev!);
+    if (this.tryMerge(block, next)) pool.unmapped.delete(next!);
+    pool.unmapped.insert(block);
+    this.reserved -= hi - lo;
+    this.stats.decrease(Stat.reserved_bytes, pool.small, hi - lo);
+    this.stats.count('num_device_free');
+    this.sink.record(Action.segment_unmap, lo, hi - lo, block.stream, -1);
+    this.placement.unmapPages?.(segment.addr, lo, hi - lo);
+  }
+
   /** Frees oversize cached blocks, only as many as the request needs (max_split_size set only). */
   private releaseAvailableCachedBlocks(pool: BlockPool, size: number, stream: number): boolean {
-    if (!Number.isFinite(this.maxSplit)) return false;
+    // It frees only cudaMalloc'd segments: with expandable_segments every cached block is skipped.
+    if (!Number.isFinite(this.maxSplit) || this.expandable) return false;
     const keySize = Math.max(size, this.maxSplit);
     const found = pool.blocks.lowerBound(stream, keySize);
     if (found && found.stream === stream) {
@@ -433,12 +626,25 @@ export class CachingAllocator {
     return released >= keySize;
   }
 
-  /** release_cached_blocks: every whole free segment, large pool first, in (stream, size, address) order. */
+  /**
+   * release_cached_blocks: every whole free segment, large pool first, in (stream, size, address)
+   * order; then every whole free page of expandable segments, dropping segments left with none.
+   */
   private releaseCachedBlocks(): void {
     this.stats.count('num_sync_all_streams');
     for (const pool of [this.large, this.small]) {
+      const toUnmap: Block[] = [];
       for (const block of pool.blocks.toArray()) {
-        if (!block.isSplit()) this.releaseSegment(pool, block);
+        if (block.segment.expandable) toUnmap.push(block);
+        else if (!block.isSplit()) this.releaseSegment(pool, block);
+      }
+      for (const block of toUnmap) {
+        this.unmapBlock(pool, block);
+        if (!block.mapped && !block.isSplit()) {
+          pool.unmapped.delete(block);
+          this.segments.delete(block.segment.addr);
+          this.placement.unreserve(block.segment.addr);
+        }
       }
     }
   }
@@ -466,7 +672,7 @@ export class CachingAllocator {
       const ageThreshold = totalAge / freeable;
       freedOne = false;
       for (const b of pool.blocks.toArray()) {
-        if (!b.isSplit() && age(b) >= ageThreshold) {
+        if (!b.isSplit() && !b.segment.expandable && age(b) >= ageThreshold) {
           freedOne = true;
           reclaimed += b.size;
           totalAge -= age(b);

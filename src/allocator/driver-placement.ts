@@ -17,6 +17,7 @@
 // can put a chunk lower than this model does; and what was mapped before a recording began is
 // unknown, so address space the model has not seen released counts as taken.
 
+import { AddressReservations } from './address-reservations';
 import type { SegmentPlacement } from './caching-allocator';
 import { MiB } from './constants';
 
@@ -66,6 +67,8 @@ export class DriverPlacement implements DevicePlacement {
   private readonly freeHi: number[] = [];
   /** Everything from here up is mapped or accounted for; fresh chunks go below it. */
   private frontier: number;
+  /** expandable_segments' virtual ranges, in their own part of the address space. */
+  private readonly reservations = new AddressReservations();
 
   constructor(options: { regionTop?: number } = {}) {
     const top = options.regionTop ?? DEFAULT_REGION_TOP;
@@ -120,6 +123,14 @@ export class DriverPlacement implements DevicePlacement {
     if (chunk.lo.length > 0) return;
     this.chunks.splice(this.chunks.indexOf(chunk), 1);
     this.giveFree(chunk.start, chunk.end);
+  }
+
+  reserve(size: number, at?: number): number {
+    return this.reservations.reserve(size, at);
+  }
+
+  unreserve(addr: number): void {
+    this.reservations.release(addr);
   }
 
   occupy(addr: number, size: number): void {

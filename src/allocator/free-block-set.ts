@@ -23,6 +23,8 @@ export interface OrderedFreeBlocks {
   lowerBound(stream: number, size: number): Block | undefined;
   lastBefore(stream: number, size: number): Block | undefined;
   previous(block: Block): Block | undefined;
+  /** The block ordered just after `block`, which is in the set. */
+  next(block: Block): Block | undefined;
   largest(): number;
   toArray(): Block[];
 }
@@ -124,6 +126,14 @@ export class FreeBlockSet implements OrderedFreeBlocks {
   /** The block ordered just before `block`. */
   previous(block: Block): Block | undefined {
     return this.before(block.stream, block.size, block.addr);
+  }
+
+  next(block: Block): Block | undefined {
+    const c = this.find(block);
+    if (c < 0) return undefined;
+    const chunk = this.chunks[c]!;
+    const i = this.foundIndex + 1;
+    return i < chunk.length ? chunk[i] : this.chunks[c + 1]?.[0];
   }
 
   /** Size of the largest block on any stream (0 when empty): the last block of each stream's run. */

@@ -24,6 +24,8 @@ export function blockChunks(
   const end = offset + size;
   for (let o = offset; o < end; ) {
     const k = Math.floor(o / FRAME_BYTES);
+    // A page the device had no frame for (it ran out): the block gets no words there.
+    if (!(frames[k]! >= 0)) return new Uint32Array(0);
     const frameEnd = Math.min(end, (k + 1) * FRAME_BYTES);
     const phys = frames[k]! * FRAME_BYTES + (o - k * FRAME_BYTES);
     const physEnd = phys + (frameEnd - o);

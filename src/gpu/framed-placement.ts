@@ -28,6 +28,23 @@ export class FramedPlacement implements DevicePlacement {
     this.mapFrames(addr, size);
   }
 
+  reserve(size: number, at?: number): number {
+    return this.inner.reserve(size, at);
+  }
+
+  unreserve(addr: number): void {
+    this.frames.unmap(addr);
+    this.inner.unreserve(addr);
+  }
+
+  mapPages(base: number, addr: number, size: number): void {
+    if (!this.frames.mapPages(base, addr - base, size)) this.unmappedSegments++;
+  }
+
+  unmapPages(base: number, addr: number, size: number): void {
+    this.frames.unmapPages(base, addr - base, size);
+  }
+
   private mapFrames(addr: number, size: number): void {
     if (!this.frames.map(addr, size)) this.unmappedSegments++;
   }

@@ -39,9 +39,41 @@ export class PhysicalFrames {
     const frames = this.bySegment.get(addr);
     if (!frames) return;
     this.bySegment.delete(addr);
-    for (const f of frames) this.push(f);
+    for (const f of frames) if (f >= 0) this.push(f);
   }
 
+  /**
+   * expandable_segments: frames for the pages at [offset, offset + size) of the virtual range at `base`
+   * (its frame table, indexed by 2 MiB page, holds -1 where nothing is mapped). False, with nothing
+   * taken, when too few are free.
+   */
+  mapPages(base: number, offset: number, size: number): boolean {
+    const first = Math.floor(offset / FRAME_BYTES);
+    const end = Math.ceil((offset + size) / FRAME_BYTES);
+    if (end - first > this.heapSize) return false;
+    let frames = this.bySegment.get(base);
+    if (!frames || frames.length < end) {
+      // Grows by doubling: ranges grow a page or a request at a time.
+      const grown = new Int32Array(Math.max(end, 2 * (frames?.length ?? 0))).fill(-1);
+      if (frames) grown.set(frames);
+      frames = grown;
+      this.bySegment.set(base, frames);
+    }
+    for (let i = first; i < end; i++) frames[i] = this.pop();
+    return true;
+  }
+
+  unmapPages(base: number, offset: number, size: number): void {
+    const frames = this.bySegment.get(base);
+    if (!frames) return;
+    const end = Math.min(frames.length, Math.ceil((offset + size) / FRAME_BYTES));
+    for (let i = Math.floor(offset / FRAME_BYTES); i < end; i++) {
+      if (frames[i]! >= 0) this.push(frames[i]!);
+      frames[i] = -1;
+    }
+  }
+
+  /** A segment's frames by 2 MiB page (-1: an unmapped page of an expandable segment). */
   framesOf(addr: number): Int32Array | undefined {
     return this.bySegment.get(addr);
   }

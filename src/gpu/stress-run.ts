@@ -5,7 +5,7 @@ import { CachingAllocator } from '../allocator/caching-allocator';
 import type { Block } from '../allocator/block';
 import type { Capacity } from '../allocator/capacity';
 import type { AllocatorConfig } from '../allocator/config';
-import { DriverPlacement, inferRegionTop } from '../allocator/driver-placement';
+import { adoptInitialState, driverPlacementFor } from '../trace/initial-state';
 import { RequestKind, type RequestStream } from '../trace/request-stream';
 import { ArenaLayout } from './arena-layout';
 import { blockChunks, CHUNK_U32S } from './block-chunks';
@@ -72,9 +72,7 @@ export class StressRun {
   ) {
     this.layout = new ArenaLayout(options.arenaWords, options.deviceBytes);
     this.planning = options.plan ?? true;
-    const regionTop = inferRegionTop(stream.recordedSegments, stream.initialSegments);
-    const driver = new DriverPlacement(regionTop !== undefined ? { regionTop } : {});
-    this.placement = new FramedPlacement(driver, new PhysicalFrames(options.deviceBytes));
+    this.placement = new FramedPlacement(driverPlacementFor(stream), new PhysicalFrames(options.deviceBytes));
     const cap = options.capacity && options.capacity.bytes < options.deviceBytes ? options.capacity : undefined;
     this.allocator = new CachingAllocator({
       config: options.config,
@@ -82,13 +80,9 @@ export class StressRun {
       capacity: cap ?? { kind: 'device', bytes: options.deviceBytes },
       deviceTotal: options.deviceBytes,
     });
-    for (const s of stream.initialSegments) {
-      this.placement.occupy(s.addr, s.size);
-      this.allocator.adoptSegment(s.addr, s.size, s.stream, s.small);
-    }
-    for (const b of [...stream.initialBlocks].sort((x, y) => x.addr - y.addr)) {
-      this.track(b.id, this.allocator.adoptAllocation(b.addr, b.size, b.requested, b.id));
-      this.unfilled.push(b.id);
+    for (const [blockId, block] of adoptInitialState(this.allocator, this.placement, stream)) {
+      this.track(blockId, block);
+      this.unfilled.push(blockId);
     }
   }
 

@@ -48,7 +48,8 @@ export function memoryLayout(allocator: CachingAllocator, allocatedAt: (id: numb
     .segmentsByAddress()
     .sort((a, b) => Number(a.small) - Number(b.small) || a.stream - b.stream || a.addr - b.addr);
   let blocks = 0;
-  for (const s of segments) for (let b: typeof s.head | null = s.head; b; b = b.next) blocks++;
+  // A segment's blocks run while mapped (an expandable segment's range ends at unmapped space).
+  for (const s of segments) for (let b: typeof s.head | null = s.head; b?.mapped; b = b.next) blocks++;
   const layout = emptyLayout(segments.length, blocks, allocator.config.maxSplitSize);
   let k = 0;
   segments.forEach((s, i) => {
@@ -57,8 +58,8 @@ export function memoryLayout(allocator: CachingAllocator, allocatedAt: (id: numb
     layout.segmentStream[i] = s.stream;
     layout.segmentSmall[i] = s.small ? 1 : 0;
     layout.segmentFirstBlock[i] = k;
-    const whole = s.head.next === null;
-    for (let b: typeof s.head | null = s.head; b; b = b.next, k++) {
+    const whole = !s.head.next?.mapped;
+    for (let b: typeof s.head | null = s.head; b?.mapped; b = b.next, k++) {
       layout.blockAddr[k] = b.addr;
       layout.blockSize[k] = b.size;
       layout.blockRequested[k] = b.allocated ? b.requestedSize : 0;

@@ -3,9 +3,10 @@ import { CachingAllocator, type AllocatorOptions } from '../allocator/caching-al
 import type { Block } from '../allocator/block';
 import type { Capacity } from '../allocator/capacity';
 import type { AllocatorConfig } from '../allocator/config';
-import { DriverPlacement, inferRegionTop, type DevicePlacement } from '../allocator/driver-placement';
+import type { DevicePlacement } from '../allocator/driver-placement';
 import { Stat } from '../allocator/stats';
 import { EventLog } from './event-log';
+import { adoptInitialState, driverPlacementFor } from './initial-state';
 import { RecordedPlacement } from './recorded-placement';
 import { RequestKind, type RequestStream } from './request-stream';
 
@@ -83,13 +84,14 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   const statsOnly = options.statsOnly ?? false;
   const events = new EventLog(Math.ceil(stream.length * 1.6) + 64, { countOnly: statsOnly });
   const divergences: ReplayDivergence[] = [];
-  const regionTop =
-    options.regionTop ?? inferRegionTop(stream.recordedSegments, stream.initialSegments) ?? undefined;
-  const driver = new DriverPlacement(regionTop !== undefined ? { regionTop } : {});
+  const driver = driverPlacementFor(stream, options.regionTop);
   const placement: DevicePlacement =
     options.addresses === 'recorded'
-      ? new RecordedPlacement(stream.recordedSegments, driver, ({ size, addr }) =>
-          divergences.push({ request: events.currentRequest, size, addr }),
+      ? new RecordedPlacement(
+          stream.recordedSegments,
+          driver,
+          ({ size, addr }) => divergences.push({ request: events.currentRequest, size, addr }),
+          stream.recordedMappings,
         )
       : driver;
 
@@ -104,13 +106,7 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   const blocks: (Block | null)[] = new Array<Block | null>(stream.idCount).fill(null);
 
   // State from before the trace began; it records no events.
-  for (const s of stream.initialSegments) {
-    placement.occupy(s.addr, s.size);
-    allocator.adoptSegment(s.addr, s.size, s.stream, s.small);
-  }
-  for (const b of [...stream.initialBlocks].sort((x, y) => x.addr - y.addr)) {
-    blocks[b.id] = allocator.adoptAllocation(b.addr, b.size, b.requested, b.id);
-  }
+  for (const [blockId, block] of adoptInitialState(allocator, placement, stream)) blocks[blockId] = block;
   allocator.sink = events;
 
   const n = Math.min(stream.length, (options.until ?? Infinity) + 1);

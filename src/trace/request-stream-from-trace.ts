@@ -1,6 +1,6 @@
 // A recorded device trace -> the request stream behind it, as memory_viz reads traces: each
 // (address, reuse) gets a logical id, so ids survive a change of config while addresses do not.
-import { MiB, SMALL_BUFFER } from '../allocator/constants';
+import { LARGE_BUFFER, MiB, SMALL_BUFFER } from '../allocator/constants';
 import { roundSize } from '../allocator/sizes';
 import { DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
 import { AddressTable } from './address-table';
@@ -38,9 +38,11 @@ export function requestStreamFromTrace(
   const initialSegments: InitialSegment[] = [];
   const initialBlocks: InitialBlock[] = [];
   const recordedSegments: { addr: number; size: number }[] = [];
+  const recordedMappings: { addr: number; size: number }[] = [];
+  /** segment_map (+1) and segment_unmap (-1) ranges in order, to work out what was mapped at the start. */
+  const mappingChanges: { addr: number; size: number; sign: 1 | -1 }[] = [];
   const failedInRecording = new Set<number>();
   const notes: string[] = [];
-  let expandable = false;
 
   const { action, addr: addrs, size: sizes, stream: streams } = trace;
   for (let i = 0; i < trace.length; i++) {
@@ -83,8 +85,11 @@ export function requestStreamFromTrace(
         break;
       }
       case TraceCode.segment_map:
+        recordedMappings.push({ addr, size });
+        mappingChanges.push({ addr, size, sign: 1 });
+        break;
       case TraceCode.segment_unmap:
-        expandable = true;
+        mappingChanges.push({ addr, size, sign: -1 });
         break;
       default:
         break; // free_completed repeats free_requested here (no cross-stream events); snapshot markers
@@ -94,8 +99,7 @@ export function requestStreamFromTrace(
   // Segments and blocks alive at the end that no event made were there from the start.
   const finalSizes = new Map<number, { size: number; requested: number }>();
   for (const segment of finalSegments) {
-    if (segment.is_expandable) expandable = true;
-    if (!liveSegments.has(segment.address)) {
+    if (!segment.is_expandable && !liveSegments.has(segment.address)) {
       initialSegments.push({
         addr: segment.address,
         size: segment.total_size,
@@ -116,6 +120,7 @@ export function requestStreamFromTrace(
     }
   }
 
+  initialSegments.push(...initialMappings(finalSegments, mappingChanges));
   inferInitialBlockSizes(initialBlocks, initialSegments, finalSizes, config);
   if (initialSegments.length > 0 || initialBlocks.length > 0) {
     notes.push(
@@ -129,10 +134,58 @@ export function requestStreamFromTrace(
         'lets one succeed, splitscope frees it right after its allocation.',
     );
   }
-  if (expandable) {
-    notes.push('The recording used expandable_segments; its segment_map/segment_unmap events are not replayed.');
+  return b.finish({ failedInRecording, initialSegments, initialBlocks, recordedSegments, recordedMappings, notes });
+}
+
+/**
+ * expandable_segments: the ranges mapped before the trace began. The final snapshot shows what is
+ * mapped at the end; undoing the trace's maps and unmaps, last first, leaves what was there at the start.
+ */
+function initialMappings(
+  finalSegments: readonly SnapshotSegment[],
+  changes: readonly { addr: number; size: number; sign: 1 | -1 }[],
+): InitialSegment[] {
+  const finalRanges = finalSegments.filter((s) => s.is_expandable);
+  let ranges: [number, number][] = finalRanges.map((s) => [s.address, s.address + s.total_size]);
+  for (let i = changes.length - 1; i >= 0; i--) {
+    const { addr, size, sign } = changes[i]!;
+    ranges = sign > 0 ? subtractRange(ranges, addr, addr + size) : addRange(ranges, addr, addr + size);
   }
-  return b.finish({ failedInRecording, initialSegments, initialBlocks, recordedSegments, notes });
+  return ranges.map(([lo, hi]) => {
+    // Its pool and stream are those of the nearest final range (the same segment, as ranges of
+    // different segments lie a device's memory apart); with none, the page size tells the pool.
+    let nearest: SnapshotSegment | undefined;
+    for (const s of finalRanges) if (!nearest || Math.abs(s.address - lo) < Math.abs(nearest.address - lo)) nearest = s;
+    return {
+      addr: lo,
+      size: hi - lo,
+      stream: nearest?.stream ?? 0,
+      small: nearest ? nearest.segment_type === 'small' : (hi - lo) % LARGE_BUFFER !== 0,
+      expandable: true,
+    };
+  });
+}
+
+function subtractRange(ranges: [number, number][], lo: number, hi: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [a, b] of ranges) {
+    if (b <= lo || a >= hi) out.push([a, b]);
+    else {
+      if (a < lo) out.push([a, lo]);
+      if (b > hi) out.push([hi, b]);
+    }
+  }
+  return out;
+}
+
+function addRange(ranges: [number, number][], lo: number, hi: number): [number, number][] {
+  const out: [number, number][] = [];
+  for (const [a, b] of [...ranges, [lo, hi] as [number, number]].sort((x, y) => x[0] - y[0])) {
+    const last = out[out.length - 1];
+    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
 }
 
 /**
@@ -166,7 +219,9 @@ function inferInitialBlockSizes(
     const boundary =
       next && next.addr < segment.addr + segment.size ? next.addr : segment.addr + segment.size;
     const gap = boundary - (block.addr + rounded);
-    block.size = !segment.small && gap > 0 && gap <= 1 * MiB ? boundary - block.addr : rounded;
+    // With expandable_segments any remainder of 512 B or more splits off.
+    const unsplit = !segment.small && !segment.expandable && gap > 0 && gap <= 1 * MiB;
+    block.size = unsplit ? boundary - block.addr : rounded;
   }
 }
 

@@ -14,6 +14,8 @@ export interface InitialSegment {
   size: number;
   stream: number;
   small: boolean;
+  /** A mapped range of an expandable segment rather than a cudaMalloc'd segment. */
+  expandable?: boolean;
 }
 
 export interface InitialBlock {
@@ -46,6 +48,8 @@ export interface RequestStream {
   initialBlocks: InitialBlock[];
   /** The recording's cudaMalloc calls in order (empty for generated workloads). */
   recordedSegments: { addr: number; size: number }[];
+  /** The recording's segment_map events in order (expandable_segments; empty otherwise). */
+  recordedMappings: { addr: number; size: number }[];
   /** What building the stream had to assume, in words for the user. */
   notes: string[];
 }
@@ -106,6 +110,7 @@ export class RequestStreamBuilder {
       initialSegments: extra.initialSegments ?? [],
       initialBlocks: extra.initialBlocks ?? [],
       recordedSegments: extra.recordedSegments ?? [],
+      recordedMappings: extra.recordedMappings ?? [],
       notes: extra.notes ?? [],
     };
   }

@@ -28,7 +28,7 @@ export function exportSnapshot(run: ReplayResult, stream: RequestStream, options
     const blocks: SnapshotBlock[] = [];
     let allocated = 0;
     let requested = 0;
-    for (let b: Block | null = segment.head; b; b = b.next) {
+    for (let b: Block | null = segment.head; b?.mapped; b = b.next) {
       blocks.push({
         address: b.addr,
         size: b.size,
@@ -51,7 +51,7 @@ export function exportSnapshot(run: ReplayResult, stream: RequestStream, options
       stream: segment.stream,
       segment_type: segment.small ? 'small' : 'large',
       segment_pool_id: [0, 0],
-      is_expandable: false,
+      is_expandable: segment.expandable,
       frames: [],
       blocks,
     };
@@ -68,7 +68,7 @@ export function exportSnapshot(run: ReplayResult, stream: RequestStream, options
         : { action, addr: events.addr[i]!, size: events.size[i]!, stream: events.stream[i]! };
     if (action === 'oom') delete (entry as Partial<TraceEntry>).addr;
     entry.time_us = source?.time_us ?? i;
-    entry.frames = action === 'segment_alloc' || action === 'segment_free' ? [] : (source?.frames ?? []);
+    entry.frames = action.startsWith('segment_') ? [] : (source?.frames ?? []);
     trace[i] = entry;
   }
 

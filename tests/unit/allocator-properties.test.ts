@@ -8,17 +8,16 @@ import { parseAllocConf } from '../../src/allocator/config-parser';
 import { GiB, MiB } from '../../src/allocator/constants';
 import { roundSize } from '../../src/allocator/sizes';
 
-/** Segments side by side, 32 MiB apart, never reused: placement is not under test here. */
+/** Segments (and expandable segments' ranges) side by side, 32 MiB apart, never reused: placement is
+ * not under test here. */
 function bumpPlacement(): SegmentPlacement {
   let next = 2 ** 40;
-  return {
-    place: (size) => {
-      const addr = next;
-      next += Math.ceil(size / (32 * MiB) + 1) * 32 * MiB;
-      return addr;
-    },
-    release: () => {},
+  const place = (size: number): number => {
+    const addr = next;
+    next += Math.ceil(size / (32 * MiB) + 1) * 32 * MiB;
+    return addr;
   };
+  return { place, release: () => {}, reserve: place, unreserve: () => {} };
 }
 
 type Op = { kind: 'alloc'; size: number; stream: number } | { kind: 'free'; pick: number } | { kind: 'empty_cache' };
@@ -43,6 +42,9 @@ const confArb = fc.constantFrom(
   'roundup_power2_divisions:[1:2,64:8,>:4],max_split_size_mb:256',
   'garbage_collection_threshold:0.5,max_split_size_mb:100',
   'garbage_collection_threshold:0.8',
+  'expandable_segments:True',
+  'expandable_segments:True,max_split_size_mb:64',
+  'expandable_segments:True,garbage_collection_threshold:0.5,roundup_power2_divisions:4',
 );
 
 function checkInvariants(a: CachingAllocator, live: Block[]): void {
@@ -58,21 +60,30 @@ function checkInvariants(a: CachingAllocator, live: Block[]): void {
   }
   for (const seg of segments) {
     reserved += seg.size;
-    expect(seg.head.prev).toBeNull();
+    // A segment starts at its first block, or (expandable) where a mapped range follows unmapped space.
+    if (seg.expandable) expect(seg.head.prev === null || !seg.head.prev.mapped).toBe(true);
+    else expect(seg.head.prev).toBeNull();
     let addr = seg.addr;
-    for (let b: Block | null = seg.head; b; b = b.next) {
+    for (let b: Block | null = seg.head; b?.mapped; b = b.next) {
       expect(b.addr).toBe(addr); // blocks tile their segment
-      expect(b.segment).toBe(seg);
+      expect(b.segment).toBe(seg.segment);
       if (b.next) expect(b.next.prev).toBe(b);
       addr += b.size;
+      if (seg.expandable) {
+        // Mappings are whole pages.
+        const page = seg.segment.pageSize;
+        expect((seg.addr - seg.segment.addr) % page).toBe(0);
+        expect(seg.size % page).toBe(0);
+      }
       if (b.allocated) {
         allocated += b.size;
         requested += b.requestedSize;
         expect(free.has(b)).toBe(false);
       } else {
         expect(free.has(b)).toBe(true);
-        expect(b.next === null || b.next.allocated).toBe(true); // no two adjacent free blocks
-        if (b.isSplit()) {
+        // No two adjacent free blocks.
+        expect(b.next === null || b.next.allocated || !b.next.mapped).toBe(true);
+        if (b.isSplit() && !seg.expandable) {
           inactiveSplit++;
           inactiveSplitBytes += b.size;
         }
@@ -80,6 +91,7 @@ function checkInvariants(a: CachingAllocator, live: Block[]): void {
     }
     expect(addr).toBe(seg.addr + seg.size);
   }
+  const cudaMalloced = segments.filter((s) => !s.expandable).length;
   expect(free.size).toBe(a.freeBlocks().length);
   for (const b of free) expect(a.segments.get(b.segment.addr)).toBe(b.segment);
   const s = a.memoryStats();
@@ -89,12 +101,12 @@ function checkInvariants(a: CachingAllocator, live: Block[]): void {
   expect(s['active_bytes.all.current']).toBe(allocated);
   expect(s['requested_bytes.all.current']).toBe(requested);
   expect(s['allocation.all.current']).toBe(live.length);
-  expect(s['segment.all.current']).toBe(segments.length);
+  expect(s['segment.all.current']).toBe(cudaMalloced);
   expect(s['inactive_split.all.current']).toBe(inactiveSplit);
   expect(s['inactive_split_bytes.all.current']).toBe(inactiveSplitBytes);
   expect(s['allocated_bytes.small_pool.current']! + s['allocated_bytes.large_pool.current']!).toBe(allocated);
   expect(s['reserved_bytes.all.peak']).toBeGreaterThanOrEqual(reserved);
-  expect(s['num_device_alloc']! - s['num_device_free']!).toBe(segments.length);
+  if (cudaMalloced === segments.length) expect(s['num_device_alloc']! - s['num_device_free']!).toBe(segments.length);
 }
 
 describe('allocator invariants over random request streams', () => {
@@ -128,8 +140,12 @@ describe('allocator invariants over random request streams', () => {
               a.free(live.splice(op.pick % live.length, 1)[0]!);
             } else if (op.kind === 'empty_cache') {
               a.emptyCache();
-              // Nothing cached survives except free pieces of segments still in use.
-              for (const b of a.freeBlocks()) expect(b.isSplit()).toBe(true);
+              // Nothing cached survives except free pieces of segments still in use (for expandable
+              // segments, pieces of pages still in use).
+              for (const b of a.freeBlocks()) {
+                expect(b.isSplit()).toBe(true);
+                if (b.segment.expandable) expect(b.size).toBeLessThan(2 * b.segment.pageSize);
+              }
             }
             checkInvariants(a, live);
           }

@@ -82,10 +82,15 @@ describe('splitscope replay', () => {
     expect(cases[3]!.err).toMatch(/not a size/);
   });
 
-  test('an expandable_segments config is refused clearly until it is modelled', () => {
-    const r = cli('replay', FIXTURE, '--conf', 'expandable_segments:True');
-    expect(r.code).toBe(1);
-    expect(r.err).toMatch(/expandable_segments:True is not modelled yet/);
+  test('under expandable_segments:True it predicts the run recorded with it', () => {
+    const r = cli('replay', FIXTURE, '--conf', 'expandable_segments:True', '--capacity', '6GiB', '--json');
+    expect(r.code).toBe(0);
+    const { stats } = JSON.parse(r.out);
+    const manifest = JSON.parse(readFileSync('tests/fixtures/MANIFEST.json', 'utf8'));
+    const recorded = manifest.traces.find((t: { file: string }) => t.file === 'transformer-s1__expandable_segments=True.pickle.gz');
+    for (const key of ['reserved_bytes.all.peak', 'num_device_alloc', 'num_device_free', 'num_ooms', 'segment.all.peak']) {
+      expect([key, stats[key]]).toEqual([key, recorded.stats_at_end[key]]);
+    }
   });
 });
 
