@@ -33,6 +33,12 @@ const KNOWN_MISSES: Record<string, number[]> = {
   ],
   'train_gpt2-n12__default.pickle.gz': [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 57, 58, 166, 201, 202, 203, 204],
   'train_gpt2-n12__max_split_size_mb=128.pickle.gz': [0, 1, 2, 3, 4, 5, 6, 8, 9, 10, 11, 12, 57, 58, 227],
+  // Creating a second CUDA stream takes room in the driver's first region, so the first segments
+  // land elsewhere (0, 2-5); the 512 MiB segments (46, 66), as in the next trace, go lower than the
+  // free space right below the lowest chunk, to a 512 MiB boundary: a rule seen only in these two
+  // recordings (random-s1__default's 512 MiB segment follows the usual one).
+  'random-s1__default__two_streams.pickle.gz': [0, 2, 3, 4, 5, 46, 66, 131, 268],
+  'random-s1__default__empty_cache.pickle.gz': [35, 43, 61, 63],
 };
 
 interface SegmentEvent {
@@ -62,8 +68,10 @@ function loadSegments(file: string): { events: SegmentEvent[]; preexisting: { ad
   return { events, preexisting };
 }
 
+// Two devices of one process share its address space, and each device's trace shows only its own
+// segments: their placement cannot be replayed from one trace.
 const files = readdirSync(FIXTURES)
-  .filter((f) => f.endsWith('.pickle.gz') && !f.includes('expandable_segments') && !BIG.has(f))
+  .filter((f) => f.endsWith('.pickle.gz') && !f.includes('expandable_segments') && !f.includes('two_devices') && !BIG.has(f))
   .sort();
 
 describe('driver placement reproduces the recorded segment addresses', () => {

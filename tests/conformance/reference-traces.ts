@@ -18,6 +18,15 @@ export interface ManifestTrace {
   ooms: number | null;
   trace_events: number;
   stats_at_end: Record<string, number>;
+  /** Traces recorded by scripts/device/record-all.sh: the requests of another trace, replayed ... */
+  source?: string;
+  /** ... with torch.cuda.empty_cache() after these request indices, */
+  empty_cache_after?: number[];
+  /** ... over this many streams (request ids alternate), */
+  streams?: number;
+  /** ... or with a second trace's requests on cuda:1 (and its stats). */
+  source1?: string | null;
+  stats_at_end_device1?: Record<string, number>;
 }
 
 export const MANIFEST: ManifestTrace[] = JSON.parse(readFileSync(join(FIXTURES, 'MANIFEST.json'), 'utf8')).traces;

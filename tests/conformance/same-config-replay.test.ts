@@ -10,16 +10,28 @@ const traces = MANIFEST;
 describe('same-config replay reproduces the recording', () => {
   test('there are reference traces to check', () => {
     expect(traces.length).toBeGreaterThanOrEqual(20);
-    expect(traces.filter((t) => t.conf.includes('expandable_segments')).length).toBe(3);
+    expect(traces.filter((t) => t.conf.includes('expandable_segments')).length).toBeGreaterThanOrEqual(7);
+    expect(traces.filter((t) => t.empty_cache_after?.length).length).toBeGreaterThanOrEqual(2);
+    expect(traces.some((t) => t.source1)).toBe(true);
   });
 
-  test.each(traces.map((t) => [t.file, t] as const))('%s', (_file, trace) => {
+  const cases = traces.flatMap((t) => [
+    [t.file, t, 0] as const,
+    ...(t.source1 ? [[`${t.file}, device 1`, t, 1] as const] : []),
+  ]);
+  test.each(cases)('%s', (_name, trace, device) => {
     const snapshot = loadTrace(trace.file);
     const capacity = capacityOf(trace);
-    const run = replaySnapshot(snapshot, { addresses: 'recorded', ...(capacity ? { capacity } : {}) });
-    const recorded = snapshot.device_traces[0]!.filter((e) => e.action !== 'snapshot');
+    const run = replaySnapshot(snapshot, {
+      addresses: 'recorded',
+      device,
+      ...(capacity ? { capacity } : {}),
+      // The recording's empty_cache() calls (on device 0) leave no event of their own.
+      ...(trace.empty_cache_after && device === 0 ? { emptyCacheAfter: trace.empty_cache_after } : {}),
+    });
+    const recorded = snapshot.device_traces[device]!.filter((e) => e.action !== 'snapshot');
     const { events } = run.result;
-    expect(recorded.length).toBe(trace.trace_events);
+    if (device === 0) expect(recorded.length).toBe(trace.trace_events);
 
     // Event by event: action, address, size, stream (an oom: action and size).
     const mismatches: string[] = [];
@@ -45,10 +57,11 @@ describe('same-config replay reproduces the recording', () => {
     // not for expandable segments, whose mapped ranges may have taken any number of maps).
     const midRun = run.stream.initialSegments.length > 0;
     const expandable = trace.conf.includes('expandable_segments');
-    for (const [key, want] of Object.entries(trace.stats_at_end)) {
+    const statsAtEnd = device === 0 ? trace.stats_at_end : trace.stats_at_end_device1!;
+    for (const [key, want] of Object.entries(statsAtEnd)) {
       if (midRun && !key.endsWith('.current') && (key !== 'num_device_alloc' || expandable)) continue;
       expect([key, run.result.stats[key]]).toEqual([key, want]);
     }
-    expect(run.result.ooms.length).toBe(trace.stats_at_end['num_ooms']);
+    expect(run.result.ooms.length).toBe(statsAtEnd['num_ooms']);
   });
 });

@@ -7,13 +7,20 @@ import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
 for (const workload of ['random-s1', 'transformer-s1']) {
   describe(`${workload}: default recording replayed under other configs`, () => {
     const base = MANIFEST.find((t) => t.file === `${workload}__default.pickle.gz`)!;
-    const others = MANIFEST.filter((t) => t.file.startsWith(`${workload}__`) && t !== base);
+    // Recordings of the same requests on one stream and device, under their own cap and empty_cache calls.
+    const others = MANIFEST.filter(
+      (t) => t.file.startsWith(`${workload}__`) && t !== base && !t.source1 && (t.streams ?? 1) === 1,
+    );
     const snapshot = loadTrace(base.file);
-    const capacity = capacityOf(base)!;
     let exactDeviceCounts = 0;
 
-    test.each(others.map((t) => [t.conf, t] as const))('%s', (conf, target) => {
-      const run = replaySnapshot(snapshot, { conf, capacity, addresses: 'simulated' });
+    test.each(others.map((t) => [t.file, t] as const))('%s', (_file, target) => {
+      const run = replaySnapshot(snapshot, {
+        conf: target.conf,
+        capacity: capacityOf(target)!,
+        addresses: 'simulated',
+        ...(target.empty_cache_after ? { emptyCacheAfter: target.empty_cache_after } : {}),
+      });
       const got = run.result.stats;
       const want = target.stats_at_end;
       expect(got['num_ooms']).toBe(want['num_ooms']);
