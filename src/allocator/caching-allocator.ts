@@ -88,6 +88,8 @@ export class CachingAllocator {
   private readonly gcEnabled: boolean;
   private readonly plainRounding: boolean;
   private readonly expandable: boolean;
+  /** Live expandable segments (spares the hot paths a look at each block's segment when there are none). */
+  private expandableCount = 0;
   /** Mapping pages fails beyond this (cuMemCreate finds no memory): the device, when it is the cap. */
   private readonly physicalLimit: number;
   /** Blocks merged away, reused by later splits. */
@@ -289,7 +291,11 @@ export class CachingAllocator {
     if (this.gcEnabled) pool.freeBlockCalls++;
     let block = pool.blocks.lowerBound(stream, size);
     if (!block || block.stream !== stream) return null;
-    if (this.expandable && block.segment.expandable) block = this.bestExpandableFit(pool, block, stream);
+    if (this.expandableCount > 0 && block.segment.expandable) {
+      const fit = this.expandable ? this.bestExpandableFit(pool, block, stream) : this.firstCudaMalloced(pool, block, stream);
+      if (!fit) return null;
+      block = fit;
+    }
     // A request below max_split never takes an oversize block ...
     if (size < this.maxSplit && block.size >= this.maxSplit) return null;
     // ... and one at or above it takes a block only when little is wasted.
@@ -309,6 +315,13 @@ export class CachingAllocator {
       block = next;
     }
     return block;
+  }
+
+  /** With expandable_segments off, blocks of expandable segments made earlier are passed over. */
+  private firstCudaMalloced(pool: BlockPool, first: Block, stream: number): Block | null {
+    let block: Block | undefined = first;
+    while (block && block.stream === stream && block.segment.expandable) block = pool.blocks.next(block);
+    return block && block.stream === stream ? block : null;
   }
 
   private shouldSplit(block: Block, size: number): boolean {
@@ -332,8 +345,8 @@ export class CachingAllocator {
     const { stats } = this;
     const small = pool.small;
     // inactive_split leaves expandable segments out: their free pages can always be released.
-    const alreadySplit = found.isSplit() && !found.segment.expandable;
-    const countSplit = !found.segment.expandable;
+    const countSplit = this.expandableCount === 0 || !found.segment.expandable;
+    const alreadySplit = countSplit && found.isSplit();
     let block = found;
     if (split) {
       const remaining = found;
@@ -437,7 +450,7 @@ export class CachingAllocator {
     }
     const { stats } = this;
     // inactive_split leaves expandable segments out: their free pages can always be released.
-    if (block.segment.expandable) netBlocks = netBytes = 0;
+    if (this.expandableCount > 0 && block.segment.expandable) netBlocks = netBytes = 0;
     if (netBlocks > 0) stats.increase(Stat.inactive_split, small, netBlocks);
     else if (netBlocks < 0) stats.decrease(Stat.inactive_split, small, -netBlocks);
     if (netBytes > 0) stats.increase(Stat.inactive_split_bytes, small, netBytes);
@@ -543,6 +556,7 @@ export class CachingAllocator {
     block.mapped = false;
     block.segment = new Segment(addr, size, stream, pool.small, block, pageSize);
     this.segments.set(addr, block.segment);
+    this.expandableCount++;
     pool.unmapped.insert(block);
     return block;
   }
@@ -606,11 +620,11 @@ export class CachingAllocator {
 
   /** Frees oversize cached blocks, only as many as the request needs (max_split_size set only). */
   private releaseAvailableCachedBlocks(pool: BlockPool, size: number, stream: number): boolean {
-    // It frees only cudaMalloc'd segments: with expandable_segments every cached block is skipped.
-    if (!Number.isFinite(this.maxSplit) || this.expandable) return false;
+    if (!Number.isFinite(this.maxSplit)) return false;
     const keySize = Math.max(size, this.maxSplit);
     const found = pool.blocks.lowerBound(stream, keySize);
-    if (found && found.stream === stream) {
+    // It frees only cudaMalloc'd segments: expandable segments' blocks are passed over.
+    if (found && found.stream === stream && !found.segment.expandable) {
       this.releaseSegment(pool, found);
       return true;
     }
@@ -620,6 +634,7 @@ export class CachingAllocator {
     while (candidate && released < keySize && candidate.size >= this.maxSplit && candidate.stream === stream) {
       const current = candidate;
       candidate = pool.blocks.previous(current);
+      if (current.segment.expandable) continue;
       released += current.size;
       this.releaseSegment(pool, current);
     }
@@ -643,6 +658,7 @@ export class CachingAllocator {
         if (!block.mapped && !block.isSplit()) {
           pool.unmapped.delete(block);
           this.segments.delete(block.segment.addr);
+          this.expandableCount--;
           this.placement.unreserve(block.segment.addr);
         }
       }

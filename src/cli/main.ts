@@ -22,7 +22,7 @@ import { nodeGunzip } from './node-gunzip';
 
 const USAGE = `usage:
   splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated]
-                         [--empty-cache-at N,...] [--out OUT.json|OUT.pickle] [--json]
+                         [--empty-cache-at N,...] [--until N] [--out OUT.json|OUT.pickle] [--json]
   splitscope sweep FILE --max-split 20,64,128,...,none [--capacity SIZE] [--json]
 
 FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the same structure as JSON.
@@ -30,7 +30,8 @@ FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the s
 --capacity  a memory cap as set_per_process_memory_fraction sets it: bytes, or e.g. 6GiB, 80GB (default: none)
 --addresses where segments land: as recorded, or placed by the driver model
             (default: recorded when the config is the recorded one, else simulated)
---empty-cache-at  run torch.cuda.empty_cache() after these request indices`;
+--empty-cache-at  run torch.cuda.empty_cache() after these request indices
+--until     stop after this request index (0-based): the stats are those at that moment`;
 
 /** A mistake on the command line: exit 2 with the message and a pointer to the usage. */
 class UsageError extends Error {}
@@ -53,6 +54,7 @@ function main(argv: string[]): number {
       json: { type: 'boolean', default: false },
       'max-split': { type: 'string' },
       'empty-cache-at': { type: 'string' },
+      until: { type: 'string' },
     },
   });
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
@@ -74,6 +76,8 @@ function main(argv: string[]): number {
     if (!/^\d+$/.test(s.trim())) throw new UsageError(`--empty-cache-at takes request indices, not '${s}'`);
     return Number(s);
   });
+  const until = values.until?.trim();
+  if (until !== undefined && !/^\d+$/.test(until)) throw new UsageError(`--until takes a request index, not '${values.until}'`);
   // Only --out needs the whole trace (times, stack frames); a replay needs its columns.
   const { snapshot, traces } = values.out ? { snapshot: load(file), traces: [] } : loadForReplay(file);
   const run = replaySnapshot(snapshot, {
@@ -83,6 +87,7 @@ function main(argv: string[]): number {
     ...(capacity ? { capacity } : {}),
     ...(values.addresses ? { addresses: values.addresses as AddressModel } : {}),
     ...(emptyCacheAfter ? { emptyCacheAfter } : {}),
+    ...(until !== undefined ? { until: Number(until) } : {}),
   });
   const { result } = run;
   if (values.out) {

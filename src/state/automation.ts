@@ -1,5 +1,6 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/live-run';
+import { useCompare } from './compare-store';
 import { useSession, whenIdle } from './session-store';
 import type { SweepRow } from '../trace/sweep';
 import { drawsSettled } from './draw-sync';
@@ -22,6 +23,8 @@ export interface Automation {
   loseGpu(): void;
   /** The sweep under the max_split slider, once complete. */
   sweep(): Promise<{ values: (number | null)[]; rows: (SweepRow | null)[] }>;
+  /** The comparison once replayed (null when closed): each config's stats at the end and at the cursor. */
+  compare(): Promise<{ conf: string; stats: Record<string, number>; atCursor: Record<string, number> }[] | null>;
   /** Sweeps `values` (MiB, null = unlimited) with `workers` workers; resolves with the seconds it took. */
   timeSweep(values: (number | null)[], workers: number): Promise<number>;
 }
@@ -50,6 +53,11 @@ export function installAutomation(): void {
       await Promise.all([whenIdle(), sweepIdle()]);
       const { values, rows } = useSweep.getState();
       return { values, rows };
+    },
+    compare: async () => {
+      await whenIdle();
+      const { runs, views } = useCompare.getState();
+      return runs?.map((r, i) => ({ conf: r.conf, stats: { ...r.stats }, atCursor: { ...(views?.[i]?.stats ?? {}) } })) ?? null;
     },
     timeSweep: async (values, workers) => {
       await runSweep(values, workers);

@@ -36,6 +36,8 @@ export const linkStateSchema = z.object({
   capacityBytes: z.number().int().positive().max(2 ** 53).nullable(),
   /** 0-based request index; null: the last request. */
   cursor: z.number().int().nonnegative().nullable(),
+  /** Configs compared side by side (the comparison is open). */
+  compare: z.array(z.string().max(2000)).min(2).max(4).optional(),
 });
 
 export type LinkState = z.infer<typeof linkStateSchema>;

@@ -72,6 +72,19 @@ let opening = '';
 /** What the source being opened becomes once it opens: its link name, settings and cursor. */
 let openingAs: { link: LinkSource; at: OpenAt | undefined } | null = null;
 
+/** Replies to other stores' requests (the comparison), which the session itself does not handle. */
+const replyListeners: ((m: FromWorker) => void)[] = [];
+
+/** Sends another store's request to the replay worker, which holds the source. */
+export function sendToWorker(message: ToWorker, transfer: Transferable[] = []): void {
+  send(message, transfer);
+}
+
+/** Hears the worker's replies (every one; the listener picks its own). */
+export function onWorkerReply(listener: (m: FromWorker) => void): void {
+  replyListeners.push(listener);
+}
+
 function send(message: ToWorker, transfer: Transferable[] = []): void {
   if (pending++ === 0) idle = new Promise((resolve) => (settle = resolve));
   useSession.setState({ busy: true });
@@ -120,7 +133,9 @@ worker.onmessage = (event: MessageEvent<FromWorker>) => {
   else if (m.type === 'stream') streamWaiters.shift()?.resolve(m.stream);
   else if (m.type === 'error' && m.stream) streamWaiters.shift()?.reject(new Error(m.message));
   else if (m.type === 'error' && m.export) exportWaiters.shift()?.reject(new Error(m.message));
-  else if (m.type === 'error') {
+  else if (m.type === 'compared' || m.type === 'compareCursor' || (m.type === 'error' && m.compare)) {
+    for (const listener of replyListeners) listener(m);
+  } else if (m.type === 'error') {
     // Whatever was in flight failed: the previous view stays.
     replayInFlight = false;
     seekInFlight = false;

@@ -1,5 +1,6 @@
 // The share link in the address bar: the page opens what a link says (or the built-in workload,
 // playing), keeps the hash in step with the view, and makes Back undo a config change.
+import { useCompare } from './compare-store';
 import { decodeLink, encodeLink, fromBase64Url, type LinkState } from './link-codec';
 import { LinkError } from './link-error';
 import { sha256Hex } from './sha256';
@@ -12,7 +13,15 @@ export function linkState(): LinkState | null {
   const s = useSession.getState();
   if (!s.sourceLink || !s.summary) return null;
   const atEnd = s.cursor >= s.summary.requests - 1;
-  return { v: 1, source: s.sourceLink, conf: s.settings.conf, capacityBytes: s.settings.capacityBytes, cursor: atEnd ? null : s.cursor };
+  const compare = useCompare.getState().confs;
+  return {
+    v: 1,
+    source: s.sourceLink,
+    conf: s.settings.conf,
+    capacityBytes: s.settings.capacityBytes,
+    cursor: atEnd ? null : s.cursor,
+    ...(compare ? { compare } : {}),
+  };
 }
 
 /** The share link of the current view. */
@@ -34,8 +43,16 @@ async function apply(state: LinkState): Promise<void> {
     await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);
   } else {
     awaitFile(source.sha256, at);
+    openComparison(state);
     throw new LinkError(`This link shows ${source.name}, which is too large to travel in a link: open that file (Open snapshot…) to see the view.`);
   }
+  openComparison(state);
+}
+
+/** The link's comparison (after its source began to open, so that it compares that source). */
+function openComparison(state: LinkState): void {
+  if (state.compare) useCompare.getState().open(state.compare);
+  else useCompare.getState().close();
 }
 
 function openDefault(): void {
@@ -86,20 +103,27 @@ export function installShareLink(): void {
     if (push) history.pushState(null, '', hash);
     else history.replaceState(null, '', hash);
   };
-  useSession.subscribe((s, before) => {
+  const onChange = (): void => {
+    const s = useSession.getState();
     if (!s.sourceLink || !s.summary) return;
-    const config = JSON.stringify([s.sourceLink, s.settings]);
+    const config = JSON.stringify([s.sourceLink, s.settings, useCompare.getState().confs]);
     if (config !== lastConfig) {
       // A new source or config is a step Back can undo; what the address bar asked for replaces.
       write(!fromAddressBar);
       fromAddressBar = false;
       lastConfig = config;
-    } else if (s.cursor !== before.cursor && !s.playing && timer === null) {
+    } else if (!s.playing && timer === null) {
       timer = setTimeout(() => {
         timer = null;
         write(false);
       }, CURSOR_SYNC_MS);
     }
+  };
+  useSession.subscribe((s, before) => {
+    if (s.cursor !== before.cursor || s.summary !== before.summary || s.settings !== before.settings || s.sourceLink !== before.sourceLink) onChange();
+  });
+  useCompare.subscribe((c, before) => {
+    if (c.confs !== before.confs) onChange();
   });
   window.addEventListener('popstate', () => void openFromUrl());
 }

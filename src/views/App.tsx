@@ -3,6 +3,8 @@ import { useShallow } from 'zustand/react/shallow';
 import { SAMPLE_NAME, useSession } from '../state/session-store';
 import { installShareLink } from '../state/share-link';
 import { installSweep } from '../state/sweep-store';
+import { useCompare } from '../state/compare-store';
+import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
 import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/workloads';
@@ -31,6 +33,8 @@ export function App() {
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({ summary: s.summary, error: s.error, progress: s.progress, openFile: s.openFile, openSample: s.openSample, openWorkload: s.openWorkload, dismissError: s.dismissError })),
   );
+  const comparing = useCompare((s) => s.confs !== null);
+  const openCompare = useCompare((s) => s.open);
   const sourceId = useId();
   const [dragging, setDragging] = useState(false);
   useEffect(startOnce, []);
@@ -112,9 +116,16 @@ export function App() {
             </p>
           )}
           {summary && (
-            <ExportMenu />
+            <div className="main-actions">
+              <ExportMenu />
+              {!comparing && (
+                <button onClick={() => openCompare()} title="Replay this source under several configs, side by side">
+                  Compare configs…
+                </button>
+              )}
+            </div>
           )}
-          <ViewPanels />
+          {comparing ? <ComparePanel /> : <ViewPanels />}
           <StressPanel />
           {summary?.notes.map((n) => (
             <p key={n} className="note">

@@ -23,7 +23,11 @@ export type ToWorker =
   /** The source's request stream, for a GPU stress run on the page. */
   | { type: 'stream' }
   /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
-  | { type: 'export'; format: 'pickle' | 'json' };
+  | { type: 'export'; format: 'pickle' | 'json' }
+  /** Replays the source under each config (one cap for all), with the state after `cursor`. */
+  | { type: 'compare'; confs: string[]; capacityBytes: number | null; cursor: number }
+  /** The state after request `cursor` under each config of the last comparison. */
+  | { type: 'compareSeek'; cursor: number };
 
 export interface ReplaySummary {
   source: string;
@@ -61,6 +65,17 @@ export interface CursorView {
   oom: string | null;
 }
 
+/** One config of a comparison: its replay in brief, its timeline and the state at the cursor. */
+export interface CompareRun {
+  /** The config as replayed, written back as a PYTORCH_CUDA_ALLOC_CONF string. */
+  conf: string;
+  /** memory_stats() after the last request. */
+  stats: Record<string, number>;
+  peakReserved: number;
+  timeline: ReplayTimeline;
+  view: CursorView;
+}
+
 export type FromWorker =
   | { type: 'progress'; fraction: number }
   | { type: 'opened'; name: string }
@@ -69,5 +84,7 @@ export type FromWorker =
   | { type: 'frames'; id: number; frames: string[] }
   | { type: 'stream'; stream: RequestStream }
   | { type: 'export'; bytes: Uint8Array<ArrayBuffer>; format: 'pickle' | 'json' }
-  /** `stream` / `export`: the error answers such a request. */
-  | { type: 'error'; message: string; stream?: boolean; export?: boolean };
+  | { type: 'compared'; runs: CompareRun[] }
+  | { type: 'compareCursor'; views: CursorView[] }
+  /** `stream` / `export` / `compare`: the error answers such a request. */
+  | { type: 'error'; message: string; stream?: boolean; export?: boolean; compare?: boolean };

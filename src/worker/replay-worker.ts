@@ -13,7 +13,7 @@ import { RequestKind, type RequestStream } from '../trace/request-stream';
 import type { Snapshot } from '../trace/snapshot';
 import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot-file';
 import { workloadById } from '../trace/workloads';
-import type { CursorView, FromWorker, ReplaySettings, ReplaySummary, ToWorker } from './replay-protocol';
+import type { CompareRun, CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from './replay-protocol';
 
 interface Source {
   name: string;
@@ -29,11 +29,16 @@ let settings: ReplaySettings = { conf: null, capacityBytes: null };
 let oomAt = new Map<number, string>();
 /** The last full replay, for an export. */
 let last: { result: ReplayResult; config: AllocatorConfig } | null = null;
+/** The configs of the last comparison, and their OOMs by request index. */
+let compared: { settings: ReplaySettings; oomAt: Map<number, string> }[] = [];
 
 const post = (m: FromWorker, transfer: Transferable[] = []): void =>
   (self as unknown as DedicatedWorkerGlobalScope).postMessage(m, transfer);
 
-function run(until?: number): { result: ReplayResult; summary: Omit<ReplaySummary, 'events' | 'stats' | 'ooms' | 'peakReserved'> } {
+function run(
+  settings: ReplaySettings,
+  until?: number,
+): { result: ReplayResult; summary: Omit<ReplaySummary, 'events' | 'stats' | 'ooms' | 'peakReserved'> } {
   if (!source) throw new Error('Nothing is open.');
   const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : undefined;
   if (source.snapshot) {
@@ -87,7 +92,7 @@ function allocIndexOf(stream: RequestStream): Int32Array {
   return at;
 }
 
-function viewOf(result: ReplayResult, cursor: number): CursorView {
+function viewOf(result: ReplayResult, cursor: number, ooms: Map<number, string>): CursorView {
   source!.allocIndex ??= allocIndexOf(source!.stream!);
   const at = source!.allocIndex;
   return {
@@ -95,8 +100,33 @@ function viewOf(result: ReplayResult, cursor: number): CursorView {
     stats: result.allocator.memoryStats(),
     fragmentation: fragmentation(result.allocator),
     layout: memoryLayout(result.allocator, (id) => (id >= 0 && id < at.length ? at[id]! : -1)),
-    oom: oomAt.get(cursor) ?? null,
+    oom: ooms.get(cursor) ?? null,
   };
+}
+
+function timelineOf(result: ReplayResult): ReplayTimeline {
+  return {
+    allocated: result.series.allocated,
+    reserved: result.series.reserved,
+    active: result.series.active === result.series.allocated ? result.series.allocated.slice() : result.series.active,
+    ooms: Int32Array.from(result.ooms.map((o) => o.request)),
+    retries: Int32Array.from(result.series.retries),
+  };
+}
+
+const timelineBuffers = (t: ReplayTimeline): ArrayBuffer[] =>
+  [t.allocated.buffer, t.reserved.buffer, t.active.buffer] as ArrayBuffer[];
+
+/** The cursor clamped to the source's requests. */
+function clampCursor(cursor: number | null): number {
+  const n = source?.stream?.length ?? 0;
+  return cursor === null ? n - 1 : Math.max(0, Math.min(n - 1, cursor));
+}
+
+/** The state after `cursor` under `settings` (the full replay when the cursor is at its end). */
+function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: number, ooms: Map<number, string>): CursorView {
+  const atEnd = cursor === (source?.stream?.length ?? 0) - 1;
+  return viewOf(full && atEnd ? full : run(settings, cursor).result, cursor, ooms);
 }
 
 function framesOf(id: number): string[] {
@@ -126,7 +156,7 @@ function handle(m: ToWorker): void {
   }
   if (m.type === 'stream') {
     if (!source) throw new Error('Nothing is open.');
-    if (!source.stream) run(-1);
+    if (!source.stream) run(settings, -1);
     post({ type: 'stream', stream: source.stream! });
     return;
   }
@@ -144,13 +174,31 @@ function handle(m: ToWorker): void {
     post({ type: 'frames', id: m.id, frames: framesOf(m.id) });
     return;
   }
+  if (m.type === 'compare') {
+    compared = m.confs.map((conf) => ({ settings: { conf, capacityBytes: m.capacityBytes }, oomAt: new Map() }));
+    const runs: CompareRun[] = compared.map((c) => {
+      const { result, summary } = run(c.settings);
+      c.oomAt = new Map(result.ooms.map((o) => [o.request, o.message]));
+      const view = viewAt(c.settings, result, clampCursor(m.cursor), c.oomAt);
+      return { conf: summary.conf, stats: result.stats, peakReserved: result.atPeak.reserved, timeline: timelineOf(result), view };
+    });
+    const transfer = runs.flatMap((r) => [...timelineBuffers(r.timeline), ...layoutBuffers(r.view.layout)]);
+    post({ type: 'compared', runs }, transfer);
+    return;
+  }
+  if (m.type === 'compareSeek') {
+    if (compared.length === 0) throw new Error('Nothing is being compared.');
+    const cursor = clampCursor(m.cursor);
+    const views = compared.map((c) => viewAt(c.settings, null, cursor, c.oomAt));
+    post({ type: 'compareCursor', views }, views.flatMap((v) => layoutBuffers(v.layout)));
+    return;
+  }
   if (m.type === 'replay') {
     settings = m.settings;
-    const { result, summary } = run();
+    const { result, summary } = run(settings);
     last = { result, config: parseAllocConf(summary.conf).config };
     oomAt = new Map(result.ooms.map((o) => [o.request, o.message]));
-    const n = summary.requests;
-    const cursor = m.cursor === null ? n - 1 : Math.max(0, Math.min(n - 1, m.cursor));
+    const cursor = clampCursor(m.cursor);
     const full: ReplaySummary = {
       ...summary,
       events: result.events.length,
@@ -159,22 +207,14 @@ function handle(m: ToWorker): void {
       peakReserved: result.atPeak.reserved,
     };
     if (result.ooms.length > 0) full.notes = [...full.notes, `${result.ooms.length} requests failed with OOM (largest ${formatSize(Math.max(...result.ooms.map((o) => o.size)))}).`];
-    const view = cursor === n - 1 ? viewOf(result, cursor) : viewOf(run(cursor).result, cursor);
-    const timeline = {
-      allocated: result.series.allocated,
-      reserved: result.series.reserved,
-      active: result.series.active === result.series.allocated ? result.series.allocated.slice() : result.series.active,
-      ooms: Int32Array.from(result.ooms.map((o) => o.request)),
-      retries: Int32Array.from(result.series.retries),
-    };
-    const transfer = [timeline.allocated.buffer, timeline.reserved.buffer, timeline.active.buffer, ...layoutBuffers(view.layout)];
-    post({ type: 'result', summary: full, timeline, view }, transfer as Transferable[]);
+    const view = viewAt(settings, result, cursor, oomAt);
+    const timeline = timelineOf(result);
+    post({ type: 'result', summary: full, timeline, view }, [...timelineBuffers(timeline), ...layoutBuffers(view.layout)]);
     return;
   }
   // seek
-  const n = source?.stream?.length ?? 0;
-  const cursor = Math.max(0, Math.min(n - 1, m.cursor));
-  const view = viewOf(run(cursor).result, cursor);
+  const cursor = clampCursor(m.cursor);
+  const view = viewAt(settings, null, cursor, oomAt);
   post({ type: 'cursor', view }, layoutBuffers(view.layout));
 }
 
@@ -188,6 +228,7 @@ self.onmessage = (event: MessageEvent<ToWorker>) => {
       message: (e as Error).message,
       ...(m.type === 'stream' ? { stream: true } : {}),
       ...(m.type === 'export' ? { export: true } : {}),
+      ...(m.type === 'compare' || m.type === 'compareSeek' ? { compare: true } : {}),
     });
   }
 };

@@ -1,6 +1,7 @@
 // What-if accuracy: the default-config recording of a workload, replayed under another config with the
 // driver placement model, predicts the recording made under that config.
 import { describe, expect, test } from 'vitest';
+import { ACTION_NAMES } from '../../src/allocator/trace-sink';
 import { replaySnapshot } from '../../src/trace/replay-snapshot';
 import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
 
@@ -38,3 +39,21 @@ for (const workload of ['random-s1', 'transformer-s1']) {
     });
   });
 }
+
+test('a trace recorded with expandable_segments, replayed without: its segments stay, new requests never land in them', () => {
+  const snapshot = loadTrace('train_gpt2-n12__expandable_segments=True.pickle.gz');
+  const run = replaySnapshot(snapshot, { conf: '', addresses: 'simulated' });
+  const ranges = run.stream.initialSegments.filter((s) => s.expandable);
+  expect(ranges.length).toBe(2); // one mapped range per pool, made before the trace began
+  const { events } = run.result;
+  let allocs = 0;
+  for (let i = 0; i < events.length; i++) {
+    if (ACTION_NAMES[events.action[i]!] !== 'alloc') continue;
+    allocs++;
+    const addr = events.addr[i]!;
+    expect(ranges.some((r) => r.addr <= addr && addr < r.addr + r.size)).toBe(false);
+  }
+  expect(allocs).toBeGreaterThan(10_000);
+  expect(run.result.stats['num_ooms']).toBe(0);
+  expect(run.result.stats['segment.all.current']).toBeGreaterThan(0);
+});

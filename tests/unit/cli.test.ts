@@ -82,6 +82,13 @@ describe('splitscope replay', () => {
     expect(cases[3]!.err).toMatch(/not a size/);
   });
 
+  test('--until stops at a request: the stats are those of that moment', () => {
+    const first = JSON.parse(cli('replay', FIXTURE, '--capacity', '6GiB', '--until', '0', '--json').out).stats;
+    expect(first['allocation.all.current']).toBe(1);
+    expect(first['num_device_alloc']).toBe(1);
+    expect(cli('replay', FIXTURE, '--until', 'x').err).toMatch(/--until takes a request index/);
+  });
+
   test('under expandable_segments:True it predicts the run recorded with it', () => {
     const r = cli('replay', FIXTURE, '--conf', 'expandable_segments:True', '--capacity', '6GiB', '--json');
     expect(r.code).toBe(0);

@@ -1,0 +1,142 @@
+// Several configs side by side over the same source: each replayed in the session's worker under
+// the session's cap, their states at the session's cursor, and the figures that differ.
+import { create } from 'zustand';
+import { ConfigError } from '../allocator/config-error';
+import { parseAllocConf } from '../allocator/config-parser';
+import type { CompareRun, CursorView } from '../worker/replay-protocol';
+import { onWorkerReply, sendToWorker, useSession } from './session-store';
+
+export const MIN_COMPARED = 2;
+export const MAX_COMPARED = 4;
+/** What "Compare configs" opens with after the current config: the two usual cures for fragmentation. */
+export const SUGGESTED_CONFS = ['max_split_size_mb:128', 'expandable_segments:True'];
+
+interface CompareState {
+  /** The configs compared (PYTORCH_CUDA_ALLOC_CONF strings, '' for the defaults); null: closed. */
+  confs: string[] | null;
+  /** Their replays, in the same order; null until the first arrives. */
+  runs: CompareRun[] | null;
+  /** Their states at the session's cursor. */
+  views: CursorView[] | null;
+  /** A config that does not parse (by index), or a replay that failed. */
+  error: string | null;
+  open(confs?: string[]): void;
+  close(): void;
+  setConf(index: number, text: string): void;
+  addConf(): void;
+  removeConf(index: number): void;
+}
+
+/** What a comparison replays: the source, its length and the cap; a change reruns it. */
+const sourceKey = (): string => {
+  const s = useSession.getState();
+  return JSON.stringify([s.sourceLink, s.summary?.requests ?? null, s.settings.capacityBytes]);
+};
+
+let compareInFlight = false;
+let compareWanted = false;
+let seekInFlight = false;
+/** The cursor and source the views on screen (or in flight) are for. */
+let viewsAt = -1;
+let comparedKey = '';
+
+function requestCompare(): void {
+  const { confs } = useCompare.getState();
+  const session = useSession.getState();
+  if (!confs || !session.summary) return;
+  if (compareInFlight) {
+    compareWanted = true;
+    return;
+  }
+  compareInFlight = true;
+  comparedKey = sourceKey();
+  viewsAt = session.cursor;
+  sendToWorker({ type: 'compare', confs, capacityBytes: session.settings.capacityBytes, cursor: session.cursor });
+}
+
+function requestSeek(): void {
+  const cursor = useSession.getState().cursor;
+  if (compareInFlight || seekInFlight || !useCompare.getState().runs || cursor === viewsAt) return;
+  seekInFlight = true;
+  viewsAt = cursor;
+  sendToWorker({ type: 'compareSeek', cursor });
+}
+
+onWorkerReply((m) => {
+  if (m.type === 'compared') {
+    compareInFlight = false;
+    useCompare.setState({ runs: m.runs, views: m.runs.map((r) => r.view), error: null });
+  } else if (m.type === 'compareCursor') {
+    seekInFlight = false;
+    useCompare.setState({ views: m.views });
+  } else if (m.type === 'error') {
+    compareInFlight = seekInFlight = false;
+    useCompare.setState({ error: `The comparison failed: ${m.message}` });
+  }
+  if (!useCompare.getState().confs) return;
+  if (compareWanted || comparedKey !== sourceKey()) {
+    compareWanted = false;
+    requestCompare();
+  } else requestSeek();
+});
+
+/** '' when `text` parses, else why not. */
+function confProblem(text: string): string {
+  try {
+    parseAllocConf(text);
+    return '';
+  } catch (e) {
+    return e instanceof ConfigError ? e.message : String(e);
+  }
+}
+
+export const useCompare = create<CompareState>()((set, get) => ({
+  confs: null,
+  runs: null,
+  views: null,
+  error: null,
+  open(confs) {
+    const current = useSession.getState().summary?.conf ?? '';
+    const wanted = (confs ?? [current, ...SUGGESTED_CONFS.filter((c) => c !== current)]).slice(0, MAX_COMPARED);
+    const problem = wanted.map(confProblem).find((p) => p !== '');
+    if (problem || wanted.length < MIN_COMPARED) {
+      set({ error: problem ?? `A comparison needs at least ${MIN_COMPARED} configs.` });
+      return;
+    }
+    set({ confs: wanted, runs: null, views: null, error: null });
+    requestCompare();
+  },
+  close() {
+    set({ confs: null, runs: null, views: null, error: null });
+  },
+  setConf(index, text) {
+    const confs = get().confs;
+    if (!confs || confs[index] === text) return;
+    const problem = confProblem(text);
+    if (problem) {
+      set({ error: `Config ${index + 1}: ${problem}` });
+      return;
+    }
+    set({ confs: confs.map((c, i) => (i === index ? text : c)), error: null });
+    requestCompare();
+  },
+  addConf() {
+    const confs = get().confs;
+    if (!confs || confs.length >= MAX_COMPARED) return;
+    set({ confs: [...confs, ''] });
+    requestCompare();
+  },
+  removeConf(index) {
+    const confs = get().confs;
+    if (!confs || confs.length <= MIN_COMPARED) return;
+    set({ confs: confs.filter((_, i) => i !== index), runs: null, views: null });
+    requestCompare();
+  },
+}));
+
+// The session moves on (a new source or cap, the cursor): the comparison follows.
+useSession.subscribe((s, before) => {
+  if (!useCompare.getState().confs || !s.summary) return;
+  if (sourceKey() !== comparedKey) requestCompare();
+  else if (s.cursor !== before.cursor) requestSeek();
+});
