@@ -3,6 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { OrderedFreeBlocks } from '../src/allocator/free-block-set';
 import { FreeBlockSet } from '../src/allocator/free-block-set';
+import { parseAllocConf } from '../src/allocator/config-parser';
 import { recordedConfig } from '../src/trace/recorded-config';
 import { replay } from '../src/trace/replay';
 import { requestStreamFromSnapshot } from '../src/trace/request-stream-from-trace';
@@ -51,5 +52,17 @@ export function benchReplay(): void {
       `free-block set, whole replay of ${file} (ms, best of 5; ratio = time / ours)`,
       Object.fromEntries(times.map(([name, s]) => [name, `${(s * 1e3).toFixed(1)} ms  x${(s / ours).toFixed(2)}`])),
     );
+    // The same requests under expandable_segments (a what-if: simulated addresses, pages mapped).
+    const expandable = { ...opts, config: parseAllocConf('expandable_segments:True').config, addresses: 'simulated' as const };
+    let esEvents = 0;
+    const esSeconds = best(5, () => {
+      esEvents = replay(stream, expandable).events.length;
+    });
+    report(`replay ${file} under expandable_segments:True`, {
+      'trace events': esEvents,
+      'best of 5 (ms)': +(esSeconds * 1e3).toFixed(1),
+      'events/s (millions)': +(esEvents / esSeconds / 1e6).toFixed(2),
+      'time / default-config replay': +(esSeconds / seconds).toFixed(2),
+    });
   }
 }
