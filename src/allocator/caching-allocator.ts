@@ -10,6 +10,7 @@ import { MIN_BLOCK_SIZE, SMALL_SIZE } from './constants';
 import { pageSizeFor, pagesCovering, pagesInside, reservedRangeSize, UnmappedBlocks } from './expandable-segment';
 import { FreeBlockSet, type OrderedFreeBlocks } from './free-block-set';
 import { oomMessage } from './oom-message';
+import { explainOom } from './oom-reason';
 import { isSmallSize, roundSize, segmentSizeFor } from './sizes';
 import { AllocatorStats, Stat } from './stats';
 import { Action, type TraceSink } from './trace-sink';
@@ -53,6 +54,8 @@ export interface OomInfo {
   stream: number;
   deviceFree: number;
   message: string;
+  /** Why, in words: the cache, the cap or the device, and the setting in the way (oom-reason.ts). */
+  why: string[];
 }
 
 class BlockPool {
@@ -174,6 +177,11 @@ export class CachingAllocator {
   /** torch.cuda.empty_cache(): frees every cached segment that holds no allocation. */
   emptyCache(): void {
     this.releaseCachedBlocks();
+  }
+
+  /** torch.cuda.reset_peak_memory_stats(). */
+  resetPeakStats(): void {
+    this.stats.resetPeaks();
   }
 
   /** torch.cuda.memory_stats() for this device. */
@@ -704,18 +712,39 @@ export class CachingAllocator {
     this.sink.record(Action.oom, deviceFree, size, stream, -1);
     this.stats.count('num_ooms');
     const allocated = this.stats.current(Stat.allocated_bytes);
+    const allowed = this.capacity?.kind === 'fraction' ? this.capacity.bytes : undefined;
+    // What the cache had for it (after the release): the pool's largest block on the stream, and a
+    // block large enough that the max_split rules refused.
+    const pool = this.poolOf(isSmallSize(size));
+    const largest = pool.blocks.lastBefore(stream, Infinity);
+    const fits = pool.blocks.lowerBound(stream, size);
+    const why = explainOom({
+      size,
+      segmentSize,
+      stream,
+      largestCached: largest && largest.stream === stream ? largest.size : 0,
+      refusedBlock: fits && fits.stream === stream ? fits.size : 0,
+      maxSplitSize: this.maxSplit,
+      maxNonSplitRounding: this.config.maxNonSplitRounding,
+      reserved: this.reserved,
+      allocated,
+      ...(allowed !== undefined ? { allowed } : {}),
+      deviceFree: this.capacity?.kind === 'device' ? Math.max(0, this.capacity.bytes - this.reserved) : deviceFree,
+      expandable: this.expandable,
+    });
     this.lastOom = {
       size,
       segmentSize,
       stream,
       deviceFree,
+      why,
       message: oomMessage({
         segmentSize,
         device: this.device,
         deviceTotal: this.deviceTotal,
         deviceFree,
         processBytes: this.reserved + this.otherDeviceBytes,
-        allowed: this.capacity?.kind === 'fraction' ? this.capacity.bytes : undefined,
+        allowed,
         allocated,
         reserved: this.reserved,
       }),

@@ -87,6 +87,12 @@ export class AllocatorStats {
     this.values[COUNTER_BASE + COUNTER_INDEX[counter]]! += 1;
   }
 
+  /** torch.cuda.reset_peak_memory_stats(): every peak falls to its current value. */
+  resetPeaks(): void {
+    const v = this.values;
+    for (let at = POOL_BASE; at < COUNTER_BASE; at += 4) v[at + 1] = v[at]!;
+  }
+
   /** A pool stat's current value for "all". */
   current(stat: Stat): number {
     return this.values[POOL_BASE + mirrored(stat) * 12]!;

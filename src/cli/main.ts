@@ -22,7 +22,7 @@ import { nodeGunzip } from './node-gunzip';
 
 const USAGE = `usage:
   splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated]
-                         [--empty-cache-at N,...] [--until N] [--out OUT.json|OUT.pickle] [--json]
+                         [--device N] [--empty-cache-at N,...] [--reset-peak-at N,...] [--until N] [--out OUT.json|OUT.pickle] [--json]
   splitscope sweep FILE --max-split 20,64,128,...,none [--capacity SIZE] [--json]
 
 FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the same structure as JSON.
@@ -30,7 +30,9 @@ FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the s
 --capacity  a memory cap as set_per_process_memory_fraction sets it: bytes, or e.g. 6GiB, 80GB (default: none)
 --addresses where segments land: as recorded, or placed by the driver model
             (default: recorded when the config is the recorded one, else simulated)
+--device    which GPU's trace to replay, in a snapshot of several (default: 0)
 --empty-cache-at  run torch.cuda.empty_cache() after these request indices
+--reset-peak-at   run torch.cuda.reset_peak_memory_stats() after these request indices
 --until     stop after this request index (0-based): the stats are those at that moment`;
 
 /** A mistake on the command line: exit 2 with the message and a pointer to the usage. */
@@ -54,7 +56,9 @@ function main(argv: string[]): number {
       json: { type: 'boolean', default: false },
       'max-split': { type: 'string' },
       'empty-cache-at': { type: 'string' },
+      'reset-peak-at': { type: 'string' },
       until: { type: 'string' },
+      device: { type: 'string' },
     },
   });
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
@@ -72,30 +76,41 @@ function main(argv: string[]): number {
   if (values.addresses !== undefined && values.addresses !== 'recorded' && values.addresses !== 'simulated') {
     throw new UsageError(`--addresses must be recorded or simulated, not '${values.addresses}'`);
   }
-  const emptyCacheAfter = values['empty-cache-at']?.split(',').map((s) => {
-    if (!/^\d+$/.test(s.trim())) throw new UsageError(`--empty-cache-at takes request indices, not '${s}'`);
-    return Number(s);
-  });
+  const indices = (option: 'empty-cache-at' | 'reset-peak-at'): number[] | undefined =>
+    values[option]?.split(',').map((s) => {
+      if (!/^\d+$/.test(s.trim())) throw new UsageError(`--${option} takes request indices, not '${s}'`);
+      return Number(s);
+    });
+  const emptyCacheAfter = indices('empty-cache-at');
+  const resetPeakAfter = indices('reset-peak-at');
+  const device = values.device?.trim();
+  if (device !== undefined && !/^\d+$/.test(device)) throw new UsageError(`--device takes a device index, not '${values.device}'`);
   const until = values.until?.trim();
   if (until !== undefined && !/^\d+$/.test(until)) throw new UsageError(`--until takes a request index, not '${values.until}'`);
   // Only --out needs the whole trace (times, stack frames); a replay needs its columns.
   const { snapshot, traces } = values.out ? { snapshot: load(file), traces: [] } : loadForReplay(file);
+  const d = Number(device ?? 0);
+  if (!traces[d]?.length && !snapshot.device_traces[d]?.length) {
+    throw new UsageError(`${file} has no trace for device ${d} (it has ${Math.max(traces.length, snapshot.device_traces.length)} device trace(s))`);
+  }
   const run = replaySnapshot(snapshot, {
-    ...(traces[0] ? { trace: traces[0] } : {}),
+    ...(traces[d] ? { trace: traces[d] } : {}),
     statsOnly: !values.out,
     ...(values.conf !== undefined ? { conf: values.conf } : {}),
     ...(capacity ? { capacity } : {}),
     ...(values.addresses ? { addresses: values.addresses as AddressModel } : {}),
     ...(emptyCacheAfter ? { emptyCacheAfter } : {}),
+    ...(resetPeakAfter ? { resetPeakAfter } : {}),
     ...(until !== undefined ? { until: Number(until) } : {}),
+    ...(device !== undefined ? { device: Number(device) } : {}),
   });
   const { result } = run;
   if (values.out) {
     const format = /\.json$/i.test(values.out) ? 'json' : 'pickle';
-    const exported = exportSnapshot(result, run.stream, { config: run.config, sourceTrace: snapshot.device_traces[0] ?? [] });
+    const exported = exportSnapshot(result, run.stream, { config: run.config, device: d, sourceTrace: snapshot.device_traces[d] ?? [] });
     writeFileSync(values.out, encodeSnapshotFile(exported, format));
   }
-  const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message }));
+  const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
   if (values.json) {
     for (const note of run.notes) console.error(`note: ${note}`);
     console.log(JSON.stringify({ stats: result.stats, ooms }));
@@ -106,7 +121,10 @@ function main(argv: string[]): number {
   console.log(`addresses: ${run.addresses}`);
   console.log(`requests:  ${run.stream.length}   trace events: ${result.events.length}`);
   for (const note of run.notes) console.log(`note: ${note}`);
-  for (const o of ooms) console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
+  for (const o of ooms) {
+    console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
+    for (const line of o.why) console.log(`  why: ${line}`);
+  }
   console.log(statsTable(result.stats));
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;

@@ -14,6 +14,8 @@ export interface Automation {
   cursor(): { index: number; total: number };
   gpu(): { adapter: string | null; arenaBytes: number; verifiedBlocks: number; mismatches: number };
   link(): string;
+  /** Moves the cursor to request `index` (0-based), as the timeline does. */
+  seek(index: number): void;
   /**
    * Replaces the GPU stress run with `request` and runs it to the end, verifying after every batch;
    * resolves with the run's own counters. Rejects when the request is bad.
@@ -42,6 +44,7 @@ export function installAutomation(): void {
     },
     gpu: gpuReport,
     link: currentLink,
+    seek: (index) => useSession.getState().seek(index),
     stress: async (request) => {
       const run = await useStress.getState().start(request);
       if (!run) throw new Error(useStress.getState().error ?? 'The stress run did not start.');

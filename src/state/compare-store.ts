@@ -1,5 +1,6 @@
 // Several configs side by side over the same source: each replayed in the session's worker under
-// the session's cap, their states at the session's cursor, and the figures that differ.
+// the session's cap (device, inserted calls), their states at the session's cursor, and the figures
+// that differ.
 import { create } from 'zustand';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
@@ -30,7 +31,8 @@ interface CompareState {
 /** What a comparison replays: the source, its length and the cap; a change reruns it. */
 const sourceKey = (): string => {
   const s = useSession.getState();
-  return JSON.stringify([s.sourceLink, s.summary?.requests ?? null, s.settings.capacityBytes]);
+  const { conf: _conf, ...base } = s.settings;
+  return JSON.stringify([s.sourceLink, s.summary?.requests ?? null, base]);
 };
 
 let compareInFlight = false;
@@ -51,7 +53,8 @@ function requestCompare(): void {
   compareInFlight = true;
   comparedKey = sourceKey();
   viewsAt = session.cursor;
-  sendToWorker({ type: 'compare', confs, capacityBytes: session.settings.capacityBytes, cursor: session.cursor });
+  // Everything but the config is the session's: source, cap, device, inserted calls.
+  sendToWorker({ type: 'compare', confs, base: session.settings, cursor: session.cursor });
 }
 
 function requestSeek(): void {

@@ -36,6 +36,12 @@ export const linkStateSchema = z.object({
   capacityBytes: z.number().int().positive().max(2 ** 53).nullable(),
   /** 0-based request index; null: the last request. */
   cursor: z.number().int().nonnegative().nullable(),
+  /** The device replayed, in a snapshot of several GPUs (absent: 0). */
+  device: z.number().int().nonnegative().max(1023).optional(),
+  /** Calls inserted into the run, by request index: torch.cuda.empty_cache() ... */
+  emptyCacheAfter: z.array(z.number().int().nonnegative()).max(10_000).optional(),
+  /** ... and torch.cuda.reset_peak_memory_stats(). */
+  resetPeakAfter: z.array(z.number().int().nonnegative()).max(10_000).optional(),
   /** Configs compared side by side (the comparison is open). */
   compare: z.array(z.string().max(2000)).min(2).max(4).optional(),
 });

@@ -42,6 +42,10 @@ interface SessionState {
   /** max_split_size_mb from the slider (null: unlimited), applied to the current config. */
   setMaxSplit(mb: number | null): void;
   setCapacity(bytes: number | null): void;
+  /** The device whose trace replays (a snapshot of several GPUs); the config applies to every device. */
+  setDevice(device: number): void;
+  /** Calls inserted into the run: empty_cache() and reset_peak_memory_stats() after these requests. */
+  setActions(emptyCacheAfter: number[], resetPeakAfter: number[]): void;
   seek(cursor: number): void;
   setPlaying(playing: boolean): void;
   openFile(file: File, at?: OpenAt): Promise<void>;
@@ -263,6 +267,23 @@ export const useSession = create<SessionState>()((set, get) => ({
     const settings = { ...get().settings, capacityBytes: bytes };
     set({ settings });
     requestReplay(settings, null);
+  },
+  setDevice(device) {
+    const settings = { ...get().settings, device };
+    set({ settings });
+    requestReplay(settings, null);
+  },
+  setActions(emptyCacheAfter, resetPeakAfter) {
+    const sorted = (a: number[]): number[] => [...new Set(a)].sort((x, y) => x - y);
+    const { emptyCacheAfter: _e, resetPeakAfter: _r, ...rest } = get().settings;
+    const settings = {
+      ...rest,
+      ...(emptyCacheAfter.length ? { emptyCacheAfter: sorted(emptyCacheAfter) } : {}),
+      ...(resetPeakAfter.length ? { resetPeakAfter: sorted(resetPeakAfter) } : {}),
+    };
+    set({ settings });
+    // The cursor stays: the user sees the call's effect where they made it.
+    requestReplay(settings, get().cursor);
   },
   seek(cursor) {
     const total = get().summary?.requests ?? 0;

@@ -20,6 +20,9 @@ export function linkState(): LinkState | null {
     conf: s.settings.conf,
     capacityBytes: s.settings.capacityBytes,
     cursor: atEnd ? null : s.cursor,
+    ...(s.settings.device ? { device: s.settings.device } : {}),
+    ...(s.settings.emptyCacheAfter ? { emptyCacheAfter: s.settings.emptyCacheAfter } : {}),
+    ...(s.settings.resetPeakAfter ? { resetPeakAfter: s.settings.resetPeakAfter } : {}),
     ...(compare ? { compare } : {}),
   };
 }
@@ -32,7 +35,14 @@ export function currentLink(): string {
 
 /** Opens what `state` describes. */
 async function apply(state: LinkState): Promise<void> {
-  const at: OpenAt = { settings: { conf: state.conf, capacityBytes: state.capacityBytes }, cursor: state.cursor };
+  const settings = {
+    conf: state.conf,
+    capacityBytes: state.capacityBytes,
+    ...(state.device ? { device: state.device } : {}),
+    ...(state.emptyCacheAfter?.length ? { emptyCacheAfter: state.emptyCacheAfter } : {}),
+    ...(state.resetPeakAfter?.length ? { resetPeakAfter: state.resetPeakAfter } : {}),
+  };
+  const at: OpenAt = { settings, cursor: state.cursor };
   const session = useSession.getState();
   const source = state.source;
   if (source.kind === 'workload') session.openWorkload(source.id, source.params, at);

@@ -121,7 +121,7 @@ function sweepKey(): string {
   const { settings, summary, sourceLink } = useSession.getState();
   if (!summary) return '';
   const asked = parseAllocConf(settings.conf ?? summary.conf).config;
-  return JSON.stringify([sourceLink, summary.source, summary.requests, configToString({ ...asked, maxSplitSize: Infinity }), settings.capacityBytes]);
+  return JSON.stringify([sourceLink, summary.source, summary.requests, configToString({ ...asked, maxSplitSize: Infinity }), settings.capacityBytes, settings.device ?? 0]);
 }
 
 /** Keeps the sweep in step with the view. */

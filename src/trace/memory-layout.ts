@@ -97,3 +97,40 @@ export function layoutBuffers(layout: MemoryLayout): ArrayBuffer[] {
     .filter((v): v is Float64Array | Int32Array | Uint8Array => ArrayBuffer.isView(v))
     .map((v) => v.buffer as ArrayBuffer);
 }
+
+/** The streams that have segments in `layout`, ascending. */
+export function layoutStreams(layout: MemoryLayout): number[] {
+  return [...new Set(layout.segmentStream)].sort((a, b) => a - b);
+}
+
+/** Only the segments (and their blocks) of one stream. */
+export function layoutOfStream(layout: MemoryLayout, stream: number): MemoryLayout {
+  const segments: number[] = [];
+  let blocks = 0;
+  const n = layout.segmentAddr.length;
+  const end = (i: number): number => (i + 1 < n ? layout.segmentFirstBlock[i + 1]! : layout.blockAddr.length);
+  for (let i = 0; i < n; i++) {
+    if (layout.segmentStream[i] !== stream) continue;
+    segments.push(i);
+    blocks += end(i) - layout.segmentFirstBlock[i]!;
+  }
+  const out = emptyLayout(segments.length, blocks, layout.maxSplitSize);
+  let k = 0;
+  segments.forEach((i, j) => {
+    out.segmentAddr[j] = layout.segmentAddr[i]!;
+    out.segmentSize[j] = layout.segmentSize[i]!;
+    out.segmentStream[j] = stream;
+    out.segmentSmall[j] = layout.segmentSmall[i]!;
+    out.segmentFirstBlock[j] = k;
+    for (let b = layout.segmentFirstBlock[i]!; b < end(i); b++, k++) {
+      out.blockAddr[k] = layout.blockAddr[b]!;
+      out.blockSize[k] = layout.blockSize[b]!;
+      out.blockRequested[k] = layout.blockRequested[b]!;
+      out.blockState[k] = layout.blockState[b]!;
+      out.blockOversize[k] = layout.blockOversize[b]!;
+      out.blockId[k] = layout.blockId[b]!;
+      out.blockSince[k] = layout.blockSince[b]!;
+    }
+  });
+  return out;
+}

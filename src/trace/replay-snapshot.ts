@@ -18,6 +18,7 @@ export interface SnapshotReplayOptions {
   addresses?: AddressModel;
   device?: number;
   emptyCacheAfter?: readonly number[];
+  resetPeakAfter?: readonly number[];
   /** A stream already built from this snapshot (saves rebuilding it for every setting of a sweep). */
   stream?: RequestStream;
   /** The device's trace as columns, when the snapshot's device_traces were not kept (decodeSnapshotForReplay). */
@@ -73,6 +74,7 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
     ...(options.capacity ? { capacity: options.capacity } : {}),
     ...(options.device !== undefined ? { device: options.device } : {}),
     ...(options.emptyCacheAfter ? { emptyCacheAfter: options.emptyCacheAfter } : {}),
+    ...(options.resetPeakAfter ? { resetPeakAfter: options.resetPeakAfter } : {}),
     ...(options.statsOnly ? { statsOnly: true } : {}),
     ...(options.until !== undefined ? { until: options.until } : {}),
   });

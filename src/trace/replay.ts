@@ -21,8 +21,10 @@ export interface ReplayOptions {
   regionTop?: number;
   deviceTotal?: number;
   device?: number;
-  /** Request indices after which torch.cuda.empty_cache() runs. */
+  /** Request indices after which torch.cuda.empty_cache() runs ... */
   emptyCacheAfter?: readonly number[];
+  /** ... and torch.cuda.reset_peak_memory_stats() (after empty_cache where both are given). */
+  resetPeakAfter?: readonly number[];
   /** Another ordered-set implementation for the allocator's free blocks (benchmarks). */
   freeBlockSet?: AllocatorOptions['freeBlockSet'];
   /**
@@ -40,6 +42,8 @@ export interface ReplayOom {
   /** Rounded size, as PyTorch's oom trace event has it. */
   size: number;
   message: string;
+  /** Why it failed, in words. */
+  why: string[];
 }
 
 /** A recorded-address replay that had to place a segment itself. */
@@ -116,6 +120,7 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   const series: ReplaySeries = { allocated: allocatedSeries, reserved: reservedSeries, active: allocatedSeries, retries: [] };
   const ooms: ReplayOom[] = [];
   const emptyCacheAfter = new Set(options.emptyCacheAfter ?? []);
+  const resetPeakAfter = new Set(options.resetPeakAfter ?? []);
   const { kind, id, size, stream: streams } = stream;
   const stats = allocator.stats;
   const atPeak: PeakMoment = { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 };
@@ -127,7 +132,7 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
       const block = allocator.malloc(size[i]!, streams[i]!, blockId);
       if (!statsOnly && stats.counter('num_alloc_retries') !== retriesBefore) series.retries.push(i);
       if (block) blocks[blockId] = block;
-      else ooms.push({ request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message });
+      else ooms.push({ request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message, why: allocator.lastOom!.why });
     } else {
       const block = blocks[blockId];
       // No block: its alloc failed in this replay, so the program never got a tensor to free.
@@ -137,6 +142,7 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
       }
     }
     if (emptyCacheAfter.size > 0 && emptyCacheAfter.has(i)) allocator.emptyCache();
+    if (resetPeakAfter.size > 0 && resetPeakAfter.has(i)) allocator.resetPeakStats();
     const reserved = allocator.reservedBytes;
     const allocated = stats.current(Stat.allocated_bytes);
     if (!statsOnly) {

@@ -52,6 +52,8 @@ export interface RequestStream {
   recordedMappings: { addr: number; size: number }[];
   /** What building the stream had to assume, in words for the user. */
   notes: string[];
+  /** Generated workloads: the request index at which each step (iteration) begins; empty for traces. */
+  stepStarts: Int32Array;
 }
 
 /** Appends requests to growable columns; `finish()` trims them into a RequestStream. */
@@ -112,6 +114,7 @@ export class RequestStreamBuilder {
       recordedSegments: extra.recordedSegments ?? [],
       recordedMappings: extra.recordedMappings ?? [],
       notes: extra.notes ?? [],
+      stepStarts: extra.stepStarts ?? new Int32Array(0),
     };
   }
 

@@ -8,7 +8,9 @@ import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
 import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/workloads';
+import { ActionsPanel } from './ActionsPanel';
 import { ConfigPanel } from './ConfigPanel';
+import { DeviceBar } from './DeviceBar';
 import { ExportMenu } from './ExportMenu';
 import { StatsPanel } from './StatsPanel';
 import { StressPanel } from './StressPanel';
@@ -29,13 +31,14 @@ function startOnce(): void {
 }
 
 export function App() {
-  const { summary, error, progress, openFile, openSample, openWorkload, dismissError } = useSession(
+  const { summary, error, progress, openFile, openSample, openWorkload, dismissError, setDevice } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
-    useShallow((s) => ({ summary: s.summary, error: s.error, progress: s.progress, openFile: s.openFile, openSample: s.openSample, openWorkload: s.openWorkload, dismissError: s.dismissError })),
+    useShallow((s) => ({ summary: s.summary, error: s.error, progress: s.progress, openFile: s.openFile, openSample: s.openSample, openWorkload: s.openWorkload, dismissError: s.dismissError, setDevice: s.setDevice })),
   );
   const comparing = useCompare((s) => s.confs !== null);
   const openCompare = useCompare((s) => s.open);
   const sourceId = useId();
+  const deviceId = useId();
   const [dragging, setDragging] = useState(false);
   useEffect(startOnce, []);
   const sourceValue = summary?.sourceKind === 'workload' ? (WORKLOADS.find((w) => summary.source.startsWith(w.name))?.id ?? '') : summary?.source === SAMPLE_NAME ? SAMPLE : 'file';
@@ -79,6 +82,20 @@ export function App() {
             {sourceValue === 'file' && <option value="file">{summary?.source}</option>}
           </optgroup>
         </select>
+        {summary && summary.devices.length > 1 && (
+          <>
+            <label htmlFor={deviceId} title="The snapshot holds several GPUs; PYTORCH_CUDA_ALLOC_CONF applies to each of them alike">
+              device
+            </label>
+            <select id={deviceId} value={summary.device} onChange={(e) => setDevice(Number(e.target.value))}>
+              {summary.devices.map((d) => (
+                <option key={d} value={d}>
+                  cuda:{d}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
         <label className="file">
           Open snapshot…
           <input
@@ -107,12 +124,15 @@ export function App() {
       <div className="layout">
         <aside className="side">
           <ConfigPanel />
+          <DeviceBar />
           <StatsPanel />
         </aside>
         <main className="main">
           {summary && (
             <p className="source-line">
-              <strong>{summary.source}</strong> · {summary.requests.toLocaleString()} requests · {summary.events.toLocaleString()} trace events
+              <strong>{summary.source}</strong>
+              {summary.devices.length > 1 && ` · cuda:${summary.device} of ${summary.devices.length} devices`} · {summary.requests.toLocaleString()} requests ·{' '}
+              {summary.events.toLocaleString()} trace events
             </p>
           )}
           {summary && (
@@ -126,6 +146,7 @@ export function App() {
             </div>
           )}
           {comparing ? <ComparePanel /> : <ViewPanels />}
+          <ActionsPanel />
           <StressPanel />
           {summary?.notes.map((n) => (
             <p key={n} className="note">

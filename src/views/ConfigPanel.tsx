@@ -3,9 +3,11 @@
 import { useEffect, useId, useState } from 'react';
 import { MiB } from '../allocator/constants';
 import { ConfigError } from '../allocator/config-error';
+import { configMyths, maxSplitIsNoCap } from '../allocator/config-myths';
 import { parseAllocConf } from '../allocator/config-parser';
 import { useShallow } from 'zustand/react/shallow';
 import { useSession } from '../state/session-store';
+import { useSweep } from '../state/sweep-store';
 import { CapacityControl } from './CapacityControl';
 import { MaxSplitSlider } from './MaxSplitSlider';
 
@@ -44,6 +46,8 @@ export function ConfigPanel() {
   const asked = settings.conf ?? summary?.conf ?? '';
   const maxSplit = safeMaxSplit(asked);
   const top = settings.capacityBytes ?? summary?.peakReserved ?? 0;
+  const largestRequest = useSweep((s) => s.largestRequest);
+  const myths = [...configMyths(text), maxSplitIsNoCap(maxSplit, largestRequest)].filter((m): m is string => m !== null);
 
   return (
     <section className="config" aria-label="Config">
@@ -91,6 +95,11 @@ export function ConfigPanel() {
       <p id={`${confId}-error`} className="error conf-error">
         {live ?? confError ?? ''}
       </p>
+      {myths.map((m) => (
+        <p key={m} className="myth" role="note">
+          {m}
+        </p>
+      ))}
       {summary?.sourceKind === 'snapshot' && (
         <p className="hint">
           recorded with <code>{summary.recordedConf || '(defaults)'}</code> · addresses {summary.addresses}

@@ -1,17 +1,41 @@
-// The segment map and the timeline at the cursor.
+// The segment map and the timeline at the cursor; with several streams, a selector shows one of them.
+import { useId, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { allocationFrames, useSession } from '../state/session-store';
+import { layoutOfStream, layoutStreams } from '../trace/memory-layout';
 import { SegmentMap } from './SegmentMap';
 import { Timeline } from './Timeline';
+
+const ALL = 'all';
 
 export function ViewPanels() {
   const { view, timeline, cursor, playing, seek, setPlaying } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({ view: s.view, timeline: s.timeline, cursor: s.cursor, playing: s.playing, seek: s.seek, setPlaying: s.setPlaying })),
   );
+  const streamId = useId();
+  const [stream, setStream] = useState<string>(ALL);
+  const layout = view?.layout ?? null;
+  const streams = useMemo(() => (layout ? layoutStreams(layout) : []), [layout]);
+  const chosen = stream !== ALL && streams.includes(Number(stream)) ? Number(stream) : null;
+  const shown = useMemo(() => (layout && chosen !== null ? layoutOfStream(layout, chosen) : layout), [layout, chosen]);
   return (
     <section className="views" aria-label="Memory">
-      <SegmentMap layout={view?.layout ?? null} cursor={view?.cursor ?? 0} frames={allocationFrames} />
+      {streams.length > 1 && (
+        <div className="stream-select">
+          <label htmlFor={streamId}>stream</label>
+          <select id={streamId} value={chosen === null ? ALL : String(chosen)} onChange={(e) => setStream(e.target.value)}>
+            <option value={ALL}>all {streams.length} streams</option>
+            {streams.map((s) => (
+              <option key={s} value={String(s)}>
+                {s === 0 ? 'default stream (0)' : `stream ${s}`}
+              </option>
+            ))}
+          </select>
+          <span className="hint">memory_stats() are per device: they count every stream.</span>
+        </div>
+      )}
+      <SegmentMap layout={shown} cursor={view?.cursor ?? 0} frames={allocationFrames} />
       <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} />
     </section>
   );

@@ -8,6 +8,12 @@ import type { RequestStream } from '../trace/request-stream';
 export interface ReplaySettings {
   conf: string | null;
   capacityBytes: number | null;
+  /** The device whose trace replays (a snapshot of several GPUs); default 0. */
+  device?: number;
+  /** Request indices after which the run calls torch.cuda.empty_cache() ... */
+  emptyCacheAfter?: number[];
+  /** ... and torch.cuda.reset_peak_memory_stats(). */
+  resetPeakAfter?: number[];
 }
 
 export type ToWorker =
@@ -24,8 +30,8 @@ export type ToWorker =
   | { type: 'stream' }
   /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
   | { type: 'export'; format: 'pickle' | 'json' }
-  /** Replays the source under each config (one cap for all), with the state after `cursor`. */
-  | { type: 'compare'; confs: string[]; capacityBytes: number | null; cursor: number }
+  /** Replays the source under each config (the rest of `base` for all), with the state after `cursor`. */
+  | { type: 'compare'; confs: string[]; base: ReplaySettings; cursor: number }
   /** The state after request `cursor` under each config of the last comparison. */
   | { type: 'compareSeek'; cursor: number };
 
@@ -39,6 +45,11 @@ export interface ReplaySummary {
   addresses: 'recorded' | 'simulated';
   requests: number;
   events: number;
+  /** The device replayed, and every device the snapshot has a trace or segments for (workloads: [0]). */
+  device: number;
+  devices: number[];
+  /** Generated workloads: the request index at which each step begins (empty for traces). */
+  stepStarts: number[];
   /** memory_stats() after the last request. */
   stats: Record<string, number>;
   ooms: ReplayOom[];
@@ -61,8 +72,10 @@ export interface CursorView {
   stats: Record<string, number>;
   fragmentation: Fragmentation;
   layout: MemoryLayout;
-  /** The OOM message of a request at the cursor that failed, if it did. */
+  /** The OOM message of a request at the cursor that failed, if it did ... */
   oom: string | null;
+  /** ... and why it failed, in words. */
+  oomWhy: string[];
 }
 
 /** One config of a comparison: its replay in brief, its timeline and the state at the cursor. */

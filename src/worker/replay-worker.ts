@@ -7,7 +7,7 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { fragmentation } from '../trace/fragmentation';
 import { layoutBuffers, memoryLayout } from '../trace/memory-layout';
-import { replay, type ReplayResult } from '../trace/replay';
+import { replay, type ReplayOom, type ReplayResult } from '../trace/replay';
 import { replaySnapshot } from '../trace/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/request-stream';
 import type { Snapshot } from '../trace/snapshot';
@@ -18,7 +18,9 @@ import type { CompareRun, CursorView, FromWorker, ReplaySettings, ReplaySummary,
 interface Source {
   name: string;
   snapshot: Snapshot | null;
+  /** The request stream of `device`'s trace (built on the first replay of that device). */
   stream: RequestStream | null;
+  device: number;
   /** Request index of each logical id's alloc (-1: before the trace began). */
   allocIndex: Int32Array | null;
 }
@@ -26,14 +28,22 @@ interface Source {
 let source: Source | null = null;
 let settings: ReplaySettings = { conf: null, capacityBytes: null };
 /** OOMs of the last full replay by request index, for the cursor view. */
-let oomAt = new Map<number, string>();
+let oomAt = new Map<number, ReplayOom>();
 /** The last full replay, for an export. */
 let last: { result: ReplayResult; config: AllocatorConfig } | null = null;
 /** The configs of the last comparison, and their OOMs by request index. */
-let compared: { settings: ReplaySettings; oomAt: Map<number, string> }[] = [];
+let compared: { settings: ReplaySettings; oomAt: Map<number, ReplayOom> }[] = [];
 
 const post = (m: FromWorker, transfer: Transferable[] = []): void =>
   (self as unknown as DedicatedWorkerGlobalScope).postMessage(m, transfer);
+
+/** Devices a snapshot has a trace or segments for. */
+function devicesOf(snapshot: Snapshot): number[] {
+  const devices = new Set<number>([0]);
+  snapshot.device_traces.forEach((t, d) => t.length > 0 && devices.add(d));
+  for (const s of snapshot.segments) devices.add(s.device ?? 0);
+  return [...devices].sort((a, b) => a - b);
+}
 
 function run(
   settings: ReplaySettings,
@@ -41,12 +51,26 @@ function run(
 ): { result: ReplayResult; summary: Omit<ReplaySummary, 'events' | 'stats' | 'ooms' | 'peakReserved'> } {
   if (!source) throw new Error('Nothing is open.');
   const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : undefined;
+  const actions = {
+    ...(settings.emptyCacheAfter?.length ? { emptyCacheAfter: settings.emptyCacheAfter } : {}),
+    ...(settings.resetPeakAfter?.length ? { resetPeakAfter: settings.resetPeakAfter } : {}),
+  };
   if (source.snapshot) {
+    const devices = devicesOf(source.snapshot);
+    const device = settings.device ?? 0;
+    if (!devices.includes(device)) throw new Error(`This snapshot has no device ${device} (it has ${devices.map((d) => `cuda:${d}`).join(', ')}).`);
+    if (device !== source.device) {
+      source.device = device;
+      source.stream = null;
+      source.allocIndex = null;
+    }
     const r = replaySnapshot(source.snapshot, {
       ...(settings.conf !== null ? { conf: settings.conf } : {}),
       ...(capacity ? { capacity } : {}),
       ...(source.stream ? { stream: source.stream } : {}),
       ...(until !== undefined ? { until } : {}),
+      ...actions,
+      device,
     });
     source.stream = r.stream;
     return {
@@ -59,6 +83,9 @@ function run(
         capacityBytes: settings.capacityBytes,
         addresses: r.addresses,
         requests: r.stream.length,
+        device,
+        devices,
+        stepStarts: [],
         notes: r.notes,
       },
     };
@@ -70,6 +97,7 @@ function run(
     addresses: 'simulated',
     ...(capacity ? { capacity } : {}),
     ...(until !== undefined ? { until } : {}),
+    ...actions,
   });
   return {
     result,
@@ -81,6 +109,9 @@ function run(
       capacityBytes: settings.capacityBytes,
       addresses: 'simulated',
       requests: stream.length,
+      device: 0,
+      devices: [0],
+      stepStarts: [...stream.stepStarts],
       notes: [...parsed.warnings, ...stream.notes],
     },
   };
@@ -92,7 +123,7 @@ function allocIndexOf(stream: RequestStream): Int32Array {
   return at;
 }
 
-function viewOf(result: ReplayResult, cursor: number, ooms: Map<number, string>): CursorView {
+function viewOf(result: ReplayResult, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
   source!.allocIndex ??= allocIndexOf(source!.stream!);
   const at = source!.allocIndex;
   return {
@@ -100,7 +131,8 @@ function viewOf(result: ReplayResult, cursor: number, ooms: Map<number, string>)
     stats: result.allocator.memoryStats(),
     fragmentation: fragmentation(result.allocator),
     layout: memoryLayout(result.allocator, (id) => (id >= 0 && id < at.length ? at[id]! : -1)),
-    oom: ooms.get(cursor) ?? null,
+    oom: ooms.get(cursor)?.message ?? null,
+    oomWhy: ooms.get(cursor)?.why ?? [],
   };
 }
 
@@ -124,14 +156,14 @@ function clampCursor(cursor: number | null): number {
 }
 
 /** The state after `cursor` under `settings` (the full replay when the cursor is at its end). */
-function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: number, ooms: Map<number, string>): CursorView {
+function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
   const atEnd = cursor === (source?.stream?.length ?? 0) - 1;
   return viewOf(full && atEnd ? full : run(settings, cursor).result, cursor, ooms);
 }
 
 function framesOf(id: number): string[] {
   const stream = source?.stream;
-  const trace = source?.snapshot?.device_traces?.[0];
+  const trace = source?.snapshot?.device_traces?.[source.device];
   const at = source?.allocIndex;
   if (!stream || !trace || !at || id < 0 || id >= at.length || at[id]! < 0) return [];
   const entry = trace[stream.source[at[id]!]!];
@@ -142,7 +174,7 @@ function handle(m: ToWorker): void {
   if (m.type === 'open') {
     const snapshot = decodeSnapshotFile(new Uint8Array(m.bytes), { onProgress: (fraction) => post({ type: 'progress', fraction }) });
     // Only a file that parsed replaces the current source: a bad file leaves the view as it was.
-    source = { name: m.name, snapshot, stream: null, allocIndex: null };
+    source = { name: m.name, snapshot, stream: null, device: 0, allocIndex: null };
     post({ type: 'opened', name: m.name });
     return;
   }
@@ -150,7 +182,7 @@ function handle(m: ToWorker): void {
     const workload = workloadById(m.id);
     if (!workload) throw new Error(`There is no built-in workload "${m.id}".`);
     const stream = workload.generate(m.params);
-    source = { name: `${workload.name} (built-in workload)`, snapshot: null, stream, allocIndex: null };
+    source = { name: `${workload.name} (built-in workload)`, snapshot: null, stream, device: 0, allocIndex: null };
     post({ type: 'opened', name: source.name });
     return;
   }
@@ -162,9 +194,11 @@ function handle(m: ToWorker): void {
   }
   if (m.type === 'export') {
     if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
+    const trace = source.snapshot?.device_traces?.[source.device];
     const snapshot = exportSnapshot(last.result, source.stream, {
       config: last.config,
-      ...(source.snapshot?.device_traces?.[0] ? { sourceTrace: source.snapshot.device_traces[0] } : {}),
+      device: source.device,
+      ...(trace ? { sourceTrace: trace } : {}),
     });
     const bytes = encodeSnapshotFile(snapshot, m.format) as Uint8Array<ArrayBuffer>;
     post({ type: 'export', bytes, format: m.format }, [bytes.buffer]);
@@ -175,10 +209,10 @@ function handle(m: ToWorker): void {
     return;
   }
   if (m.type === 'compare') {
-    compared = m.confs.map((conf) => ({ settings: { conf, capacityBytes: m.capacityBytes }, oomAt: new Map() }));
+    compared = m.confs.map((conf) => ({ settings: { ...m.base, conf }, oomAt: new Map() }));
     const runs: CompareRun[] = compared.map((c) => {
       const { result, summary } = run(c.settings);
-      c.oomAt = new Map(result.ooms.map((o) => [o.request, o.message]));
+      c.oomAt = new Map(result.ooms.map((o) => [o.request, o]));
       const view = viewAt(c.settings, result, clampCursor(m.cursor), c.oomAt);
       return { conf: summary.conf, stats: result.stats, peakReserved: result.atPeak.reserved, timeline: timelineOf(result), view };
     });
@@ -197,7 +231,7 @@ function handle(m: ToWorker): void {
     settings = m.settings;
     const { result, summary } = run(settings);
     last = { result, config: parseAllocConf(summary.conf).config };
-    oomAt = new Map(result.ooms.map((o) => [o.request, o.message]));
+    oomAt = new Map(result.ooms.map((o) => [o.request, o]));
     const cursor = clampCursor(m.cursor);
     const full: ReplaySummary = {
       ...summary,

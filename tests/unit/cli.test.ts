@@ -82,6 +82,17 @@ describe('splitscope replay', () => {
     expect(cases[3]!.err).toMatch(/not a size/);
   });
 
+  test('--device replays another GPU of a snapshot of several, as it was recorded', () => {
+    const file = 'tests/fixtures/random-s1+transformer-s1__default__two_devices.pickle.gz';
+    const manifest = JSON.parse(readFileSync('tests/fixtures/MANIFEST.json', 'utf8'));
+    const recorded = manifest.traces.find((t: { file: string }) => t.file.endsWith('two_devices.pickle.gz'));
+    const stats = JSON.parse(cli('replay', file, '--capacity', '6GiB', '--device', '1', '--json').out).stats;
+    for (const [key, want] of Object.entries(recorded.stats_at_end_device1)) expect([key, stats[key]]).toEqual([key, want]);
+    const missing = cli('replay', file, '--device', '2');
+    expect(missing.code).toBe(2);
+    expect(missing.err).toMatch(/no trace for device 2/);
+  });
+
   test('--until stops at a request: the stats are those of that moment', () => {
     const first = JSON.parse(cli('replay', FIXTURE, '--capacity', '6GiB', '--until', '0', '--json').out).stats;
     expect(first['allocation.all.current']).toBe(1);

@@ -33,6 +33,7 @@ export const bigSmallAlternation: Workload = {
     // Small tensors by the step at whose end they die.
     const dying: number[][] = Array.from({ length: p.steps! + 3 }, () => []);
     for (let step = 0; step < p.steps!; step++) {
+      t.markStep();
       const bigs: number[] = [];
       for (let j = 0; j < p.pairs!; j++) {
         const big = t.alloc(p.bigSize! * rng.uniform(0.5, 1), bigs.length > 0 ? bigs[bigs.length - 1]! : -1);

@@ -72,6 +72,7 @@ export const kvCacheGrowth: Workload = {
 
     const seqs = Array.from({ length: n }, start);
     for (let step = 0; step < p.steps!; step++) {
+      t.markStep();
       // One token for each sequence: hidden states in, logits out.
       const hidden = t.alloc(n * dModel * BF16);
       const logits = t.alloc(n * VOCAB * FP32, hidden);

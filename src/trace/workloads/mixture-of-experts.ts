@@ -79,6 +79,7 @@ export const mixtureOfExperts: Workload = {
 
     let busiest = 0;
     for (let step = 0; step < p.steps!; step++) {
+      t.markStep();
       let x = t.alloc(T * h * BF16); // embeddings
       for (let layer = 0; layer < p.layers!; layer++) {
         const logits = t.alloc(T * E * FP32, x);

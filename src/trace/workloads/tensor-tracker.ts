@@ -15,6 +15,7 @@ export class TensorTracker {
   private sizes = new Float64Array(1024);
   liveBytes = 0;
   peakLiveBytes = 0;
+  private readonly stepStarts: number[] = [];
 
   constructor(
     /** The parameter to name when the stream grows past `limit` (the one that scales it most directly). */
@@ -62,6 +63,11 @@ export class TensorTracker {
     );
   }
 
+  /** A step (iteration) of the workload begins with the next request. */
+  markStep(): void {
+    this.stepStarts.push(this.builder.length);
+  }
+
   isLive(id: number): boolean {
     return this.sizeOf(id) > 0;
   }
@@ -73,6 +79,9 @@ export class TensorTracker {
 
   /** The stream's note: `summary` (no final period) plus the peak of live requested bytes, one sentence. */
   finish(summary: string): RequestStream {
-    return this.builder.finish({ notes: [`${summary}; peak live requested ${formatSize(this.peakLiveBytes)}.`] });
+    return this.builder.finish({
+      notes: [`${summary}; peak live requested ${formatSize(this.peakLiveBytes)}.`],
+      stepStarts: Int32Array.from(this.stepStarts),
+    });
   }
 }

@@ -82,6 +82,7 @@ export const transformerTraining: Workload = {
 
     const seqs: number[] = [];
     for (let step = 0; step < p.steps!; step++) {
+      t.markStep();
       const seq = rng.int(p.minSeq!, p.maxSeq!);
       seqs.push(seq);
       const bsd = batch * seq * d * BF16;
