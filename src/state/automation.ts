@@ -1,6 +1,7 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/live-run';
 import { useCompare } from './compare-store';
+import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
 import type { SweepRow } from '../trace/sweep';
 import { drawsSettled } from './draw-sync';
@@ -25,6 +26,8 @@ export interface Automation {
   loseGpu(): void;
   /** The sweep under the max_split slider, once complete. */
   sweep(): Promise<{ values: (number | null)[]; rows: (SweepRow | null)[] }>;
+  /** The tuning guide once built: the current config's row and each setting tried, best first. */
+  guide(): Promise<{ current: SweepRow; items: { conf: string; helps: boolean; row: SweepRow }[] } | null>;
   /** The comparison once replayed (null when closed): each config's stats at the end and at the cursor. */
   compare(): Promise<{ conf: string; stats: Record<string, number>; atCursor: Record<string, number> }[] | null>;
   /** Sweeps `values` (MiB, null = unlimited) with `workers` workers; resolves with the seconds it took. */
@@ -56,6 +59,12 @@ export function installAutomation(): void {
       await Promise.all([whenIdle(), sweepIdle()]);
       const { values, rows } = useSweep.getState();
       return { values, rows };
+    },
+    guide: async () => {
+      await Promise.all([whenIdle(), sweepIdle()]);
+      await guideIdle();
+      const g = useGuide.getState().guide;
+      return g && { current: g.current, items: g.items.map((i) => ({ conf: i.conf, helps: i.helps, row: i.row })) };
     },
     compare: async () => {
       await whenIdle();

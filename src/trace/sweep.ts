@@ -60,7 +60,12 @@ export function sweepRow(
   mb: number | null,
   capacity?: Capacity,
 ): SweepRow {
-  const config = { ...base, maxSplitSize: mb === null ? Infinity : mb * MiB };
+  return configRow(stream, { ...base, maxSplitSize: mb === null ? Infinity : mb * MiB }, recorded, capacity);
+}
+
+/** The figures of one config replayed as replaySnapshot would (see sweepRow). */
+export function configRow(stream: RequestStream, config: AllocatorConfig, recorded: AllocatorConfig | null, capacity?: Capacity): SweepRow {
+  const mb = Number.isFinite(config.maxSplitSize) ? config.maxSplitSize / MiB : null;
   const { stats, atPeak } = replay(stream, {
     config,
     addresses: recorded && sameDecisions(config, recorded) ? 'recorded' : 'simulated',

@@ -3,6 +3,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { SAMPLE_NAME, useSession } from '../state/session-store';
 import { installShareLink } from '../state/share-link';
 import { installSweep } from '../state/sweep-store';
+import { installGuide } from '../state/guide-store';
 import { useCompare } from '../state/compare-store';
 import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
@@ -15,6 +16,7 @@ import { ExportMenu } from './ExportMenu';
 import { StatsPanel } from './StatsPanel';
 import { StressPanel } from './StressPanel';
 import { ThemeToggle } from './ThemeToggle';
+import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
 
 const SAMPLE = 'sample';
@@ -27,6 +29,7 @@ function startOnce(): void {
   started = true;
   installShareLink();
   installSweep();
+  installGuide();
   void startDefaultStress();
 }
 
@@ -147,6 +150,7 @@ export function App() {
           )}
           {comparing ? <ComparePanel /> : <ViewPanels />}
           <ActionsPanel />
+          {summary && <TuningGuide />}
           <StressPanel />
           {summary?.notes.map((n) => (
             <p key={n} className="note">

@@ -1,18 +1,20 @@
-// One of the sweep's workers: replays the source under each max_split setting it is given and
-// answers with each row as it is done (the page draws the sweep as it fills in).
+// One of the sweep's workers: replays the source under each max_split setting (or whole config) it is
+// given and answers with each row as it is done (the page draws the sweep as it fills in).
 /// <reference lib="webworker" />
 import type { AllocatorConfig } from '../allocator/config';
 import type { Capacity } from '../allocator/capacity';
 import type { RequestStream } from '../trace/request-stream';
-import { sweepRow, type SweepRow } from '../trace/sweep';
+import { configRow, sweepRow, type SweepRow } from '../trace/sweep';
 
 export interface SweepJob {
   stream: RequestStream;
   base: AllocatorConfig;
   recorded: AllocatorConfig | null;
   capacity: Capacity | null;
-  /** Indices into the page's list of settings, with their values. */
+  /** Indices into the page's list of settings, with their values ... */
   settings: { index: number; mb: number | null }[];
+  /** ... or whole configs (the tuning guide's candidates). */
+  configs?: { index: number; config: AllocatorConfig }[];
 }
 
 export type SweepReply = { type: 'row'; index: number; row: SweepRow } | { type: 'done' } | { type: 'error'; message: string };
@@ -22,8 +24,12 @@ const post = (m: SweepReply): void => (self as unknown as DedicatedWorkerGlobalS
 self.onmessage = (event: MessageEvent<SweepJob>) => {
   const job = event.data;
   try {
+    const capacity = job.capacity ?? undefined;
     for (const { index, mb } of job.settings) {
-      post({ type: 'row', index, row: sweepRow(job.stream, job.base, job.recorded, mb, job.capacity ?? undefined) });
+      post({ type: 'row', index, row: sweepRow(job.stream, job.base, job.recorded, mb, capacity) });
+    }
+    for (const { index, config } of job.configs ?? []) {
+      post({ type: 'row', index, row: configRow(job.stream, config, job.recorded, capacity) });
     }
     post({ type: 'done' });
   } catch (e) {

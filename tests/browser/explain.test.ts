@@ -52,6 +52,25 @@ test('the device bar at the cursor agrees with the stats', async () => {
   expect(await figure('nvidia-smi-used')).toBe(1000 * 2 ** 20 + s['reserved_bytes.all.current']!);
 });
 
+test('the tuning guide ranks settings by what they do on this run, with the CLI figures', async () => {
+  type Row = Record<string, number> & { conf: string };
+  const guide = await session.page.evaluate<{ current: Row; items: { conf: string; helps: boolean; row: Row }[] }>('window.splitscope.guide()');
+  expect(guide.items.map((i) => i.conf)).toEqual(expect.arrayContaining(['expandable_segments:True', 'roundup_power2_divisions:4']));
+  for (const item of [{ conf: guide.current.conf, row: guide.current }, ...guide.items]) {
+    const want = cli(['replay', SAMPLE, '--conf', item.conf]).stats;
+    for (const key of ['reserved_bytes.all.peak', 'num_ooms', 'num_device_alloc', 'num_device_free']) {
+      expect([item.conf, key, item.row[key]]).toEqual([item.conf, key, want[key]]);
+    }
+  }
+  // Best first: what helps, then by OOMs and peak reserved memory.
+  const helping = guide.items.filter((i) => i.helps);
+  for (let i = 1; i < helping.length; i++) {
+    expect(helping[i - 1]!.row['reserved_bytes.all.peak'] <= helping[i]!.row['reserved_bytes.all.peak'] || helping[i - 1]!.row.num_ooms < helping[i]!.row.num_ooms).toBe(true);
+  }
+  expect(await session.page.locator('.guide .verdict').textContent()).toMatch(/^Try |^Nothing here beats/);
+  await session.page.locator('.guide').screenshot({ path: `${shots}/tuning-guide.png` });
+});
+
 test('an empty_cache() inserted at the cursor changes reserved memory and device allocs as the CLI says', async () => {
   const page = session.page;
   const before = await stats();

@@ -1,0 +1,83 @@
+// The tuning guide for the current source: once the max_split sweep is in, the other settings worth
+// trying are replayed in a sweep worker and ranked against the current config (trace/tuning-guide.ts).
+import { create } from 'zustand';
+import { parseAllocConf } from '../allocator/config-parser';
+import { MIN_BLOCK_SIZE } from '../allocator/constants';
+import { RequestKind } from '../trace/request-stream';
+import type { SweepRow } from '../trace/sweep';
+import { adviseMaxSplit } from '../trace/sweep-advice';
+import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/tuning-guide';
+import type { SweepJob, SweepReply } from '../worker/sweep-worker';
+import { sourceStream, useSession } from './session-store';
+import { useSweep } from './sweep-store';
+
+interface GuideState {
+  guide: TuningGuide | null;
+  error: string | null;
+}
+
+export const useGuide = create<GuideState>()(() => ({ guide: null, error: null }));
+
+let finished: Promise<void> = Promise.resolve();
+let generation = 0;
+
+async function build(): Promise<void> {
+  const mine = ++generation;
+  useGuide.setState({ guide: null, error: null });
+  const { settings, summary } = useSession.getState();
+  const { rows, largestRequest } = useSweep.getState();
+  if (!summary) return;
+  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
+  const recorded = summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null;
+  const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : null;
+  const best = adviseMaxSplit(rows.filter((r): r is SweepRow => r !== null), largestRequest)?.best.max_split_size_mb ?? null;
+  const stream = await sourceStream();
+  if (mine !== generation) return;
+  const sizes = new Set<number>();
+  for (let i = 0; i < stream.length; i++) {
+    if (stream.kind[i] === RequestKind.alloc) sizes.add(Math.ceil(stream.size[i]! / MIN_BLOCK_SIZE));
+  }
+  const facts = { largestRequest, distinctSizes: sizes.size, capacity };
+  const candidates = guideCandidates(asked, best, facts);
+  const worker = new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' });
+  const found: SweepRow[] = [];
+  try {
+    await new Promise<void>((resolve, reject) => {
+      worker.onmessage = (event: MessageEvent<SweepReply>) => {
+        const m = event.data;
+        if (m.type === 'row') found[m.index] = m.row;
+        else if (m.type === 'error') reject(new Error(m.message));
+        else resolve();
+      };
+      const job: SweepJob = {
+        stream,
+        base: asked,
+        recorded,
+        capacity,
+        settings: [],
+        configs: [asked, ...candidates.map((c) => c.config)].map((config, index) => ({ index, config })),
+      };
+      worker.postMessage(job);
+    });
+  } catch (e) {
+    if (mine === generation) useGuide.setState({ error: (e as Error).message });
+    return;
+  } finally {
+    worker.terminate();
+  }
+  if (mine !== generation) return;
+  const tried = candidates.map((c, i) => ({ kind: c.kind, row: found[i + 1]! }));
+  useGuide.setState({ guide: tuningGuide(found[0]!, tried, facts) });
+}
+
+/** Resolves when the guide in progress (if any) is built. */
+export function guideIdle(): Promise<void> {
+  return finished;
+}
+
+/** Rebuilds the guide whenever a sweep completes (a new source, config or cap). */
+export function installGuide(): void {
+  useSweep.subscribe((s, before) => {
+    if (s.done && !before.done) finished = build();
+  });
+}
