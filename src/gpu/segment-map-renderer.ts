@@ -3,9 +3,10 @@
 // when WebGPU has no adapter. Knows nothing of React: its owner hands it the layout's geometry and the
 // view, and it redraws at most once per animation frame.
 import type { MemoryLayout } from '../trace/memory-layout';
-import { FLAG_OVERSIZE, FLAG_SEGMENT, INSTANCE_WORDS, type SegmentMapGeometry } from './segment-map-geometry';
+import type { SegmentMapGeometry } from './segment-map-geometry';
 import { HATCH_COLOR, PALETTE } from './segment-map-palette';
 import { SegmentMapPainter, SegmentMapScene, type SegmentMapView } from './segment-map-painter';
+import { visibleRects, type MapRect } from './segment-map-rects';
 
 export type { SegmentMapView } from './segment-map-painter';
 export type SegmentMapBackend = 'webgpu' | 'canvas2d';
@@ -143,43 +144,23 @@ export class SegmentMapRenderer {
     const v = this.view;
     ctx.setTransform(v.dpr, 0, 0, v.dpr, 0, 0);
     ctx.clearRect(0, 0, v.width, v.height);
-    if (!this.scene) return;
-    const plan = this.scene.plan(v);
-    const f = new Float32Array(plan.level.data);
-    const flags = new Uint32Array(plan.level.data);
-    const onePx = 1 / v.dpr;
     let hatch: CanvasPattern | null = null;
-    for (const [first, count] of plan.ranges) {
-      for (let i = first; i < first + count; i++) {
-        const o = i * INSTANCE_WORDS;
-        const fl = flags[o + 5]!;
-        let left = (f[o]! - v.x0 + f[o + 1]!) * v.pxPerByte;
-        let width = f[o + 2]! * v.pxPerByte;
-        let top = f[o + 3]!;
-        let height = f[o + 4]!;
-        if (fl & FLAG_SEGMENT) {
-          left -= onePx;
-          width += 2 * onePx;
-          top -= onePx;
-          height += 2 * onePx;
-        } else {
-          if (width > 4 * onePx) width -= onePx;
-          width = Math.max(width, onePx);
-        }
-        const right = Math.min(left + width, v.width + 8);
-        left = Math.max(left, -8);
-        if (right <= left) continue;
-        ctx.fillStyle = PALETTE[fl & 15]!.css;
-        ctx.fillRect(left, top, right - left, height);
-        if (fl & FLAG_OVERSIZE) {
-          hatch ??= hatchPattern(ctx);
-          if (hatch) {
-            ctx.fillStyle = hatch;
-            ctx.fillRect(left, top, right - left, height);
-          }
+    this.rects((r) => {
+      ctx.fillStyle = PALETTE[r.palette]!.css;
+      ctx.fillRect(r.left, r.top, r.width, r.height);
+      if (r.oversize) {
+        hatch ??= hatchPattern(ctx);
+        if (hatch) {
+          ctx.fillStyle = hatch;
+          ctx.fillRect(r.left, r.top, r.width, r.height);
         }
       }
-    }
+    });
+  }
+
+  /** The rectangles of the current view in CSS px, as drawn (for Canvas 2D and for exports). */
+  rects(each: (r: MapRect) => void): void {
+    if (this.scene) visibleRects(this.scene, this.view, each);
   }
 
   private lost(info: GPUDeviceLostInfo): void {

@@ -42,6 +42,12 @@ export const linkStateSchema = z.object({
   emptyCacheAfter: z.array(z.number().int().nonnegative()).max(10_000).optional(),
   /** ... and torch.cuda.reset_peak_memory_stats(). */
   resetPeakAfter: z.array(z.number().int().nonnegative()).max(10_000).optional(),
+  /** The segment map's zoom: d3's scale and x translation as a fraction of the map's width. */
+  zoom: z.object({ k: z.number().finite().min(1).max(1e12), x: z.number().finite().min(-1e12).max(1) }).optional(),
+  /** The allocation (request id) pinned on the segment map. */
+  pinned: z.number().int().nonnegative().optional(),
+  /** Panels open, when not the default (the tuning guide alone). */
+  panels: z.array(z.enum(['guide', 'export', 'ooms'])).max(3).optional(),
   /** Configs compared side by side (the comparison is open). */
   compare: z.array(z.string().max(2000)).min(2).max(4).optional(),
 });

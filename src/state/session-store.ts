@@ -15,7 +15,25 @@ import { sha256Hex } from './sha256';
 export interface OpenAt {
   settings: ReplaySettings;
   cursor: number | null;
+  /** How the view looks: the segment map's zoom and pinned allocation, the open panels. */
+  look?: ViewLook;
 }
+
+/** A zoom as a share link keeps it: d3's scale, and its x translation as a fraction of the map's width. */
+export interface MapZoom {
+  k: number;
+  x: number;
+}
+
+export interface ViewLook {
+  zoom: MapZoom | null;
+  /** The allocation (request id) pinned on the segment map. */
+  pinned: number | null;
+  /** Panels open (ids: 'guide', 'export', 'ooms'). */
+  panels: string[];
+}
+
+export const DEFAULT_LOOK: ViewLook = { zoom: null, pinned: null, panels: ['guide'] };
 
 export const SAMPLE_URL = `${import.meta.env.BASE_URL}samples/train_gpt2-n12.pickle.gz`;
 export const SAMPLE_NAME = 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)';
@@ -38,6 +56,10 @@ interface SessionState {
   playing: boolean;
   /** The source as a share link names it. */
   sourceLink: LinkSource | null;
+  look: ViewLook;
+  setZoom(zoom: MapZoom | null): void;
+  setPinned(id: number | null): void;
+  setPanelOpen(panel: string, open: boolean): void;
   setConf(text: string): void;
   /** max_split_size_mb from the slider (null: unlimited), applied to the current config. */
   setMaxSplit(mb: number | null): void;
@@ -203,7 +225,7 @@ export function allocationFrames(id: number): Promise<string[]> {
 function replayNewSource(): void {
   const at = openingAs?.at;
   const settings = at?.settings ?? { conf: useSession.getState().settings.conf, capacityBytes: null };
-  useSession.setState({ settings, playing: false, sourceLink: openingAs?.link ?? null });
+  useSession.setState({ settings, playing: false, sourceLink: openingAs?.link ?? null, look: at?.look ?? DEFAULT_LOOK });
   openingAs = null;
   requestReplay(settings, at?.cursor ?? null);
 }
@@ -243,6 +265,17 @@ export const useSession = create<SessionState>()((set, get) => ({
   view: null,
   playing: false,
   sourceLink: null,
+  look: DEFAULT_LOOK,
+  setZoom(zoom) {
+    set({ look: { ...get().look, zoom } });
+  },
+  setPinned(pinned) {
+    set({ look: { ...get().look, pinned } });
+  },
+  setPanelOpen(panel, open) {
+    const panels = get().look.panels.filter((p) => p !== panel);
+    set({ look: { ...get().look, panels: open ? [...panels, panel].sort() : panels } });
+  },
   setConf(text) {
     try {
       parseAllocConf(text);

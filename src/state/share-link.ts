@@ -4,7 +4,7 @@ import { useCompare } from './compare-store';
 import { decodeLink, encodeLink, fromBase64Url, type LinkState } from './link-codec';
 import { LinkError } from './link-error';
 import { sha256Hex } from './sha256';
-import { awaitFile, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
+import { awaitFile, DEFAULT_LOOK, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */
 const CURSOR_SYNC_MS = 500;
@@ -23,6 +23,9 @@ export function linkState(): LinkState | null {
     ...(s.settings.device ? { device: s.settings.device } : {}),
     ...(s.settings.emptyCacheAfter ? { emptyCacheAfter: s.settings.emptyCacheAfter } : {}),
     ...(s.settings.resetPeakAfter ? { resetPeakAfter: s.settings.resetPeakAfter } : {}),
+    ...(s.look.zoom ? { zoom: s.look.zoom } : {}),
+    ...(s.look.pinned !== null ? { pinned: s.look.pinned } : {}),
+    ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels as ('guide' | 'export' | 'ooms')[] } : {}),
     ...(compare ? { compare } : {}),
   };
 }
@@ -42,7 +45,8 @@ async function apply(state: LinkState): Promise<void> {
     ...(state.emptyCacheAfter?.length ? { emptyCacheAfter: state.emptyCacheAfter } : {}),
     ...(state.resetPeakAfter?.length ? { resetPeakAfter: state.resetPeakAfter } : {}),
   };
-  const at: OpenAt = { settings, cursor: state.cursor };
+  const look = { zoom: state.zoom ?? null, pinned: state.pinned ?? null, panels: state.panels ?? DEFAULT_LOOK.panels };
+  const at: OpenAt = { settings, cursor: state.cursor, look };
   const session = useSession.getState();
   const source = state.source;
   if (source.kind === 'workload') session.openWorkload(source.id, source.params, at);
@@ -130,7 +134,15 @@ export function installShareLink(): void {
     }
   };
   useSession.subscribe((s, before) => {
-    if (s.cursor !== before.cursor || s.summary !== before.summary || s.settings !== before.settings || s.sourceLink !== before.sourceLink) onChange();
+    if (
+      s.cursor !== before.cursor ||
+      s.summary !== before.summary ||
+      s.settings !== before.settings ||
+      s.sourceLink !== before.sourceLink ||
+      s.look !== before.look
+    ) {
+      onChange();
+    }
   });
   useCompare.subscribe((c, before) => {
     if (c.confs !== before.confs) onChange();

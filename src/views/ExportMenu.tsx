@@ -1,10 +1,12 @@
 // Exports: the replayed run as a PyTorch snapshot (pickle for pytorch.org/memory_viz, or JSON), the
-// sweep as CSV, the timeline as SVG or PNG.
+// sweep as CSV, the timeline and the segment map (at its zoom) as SVG or PNG.
 import { useState } from 'react';
+import { usePanel } from './use-panel';
 import { exportRun, useSession } from '../state/session-store';
 import { useSweep } from '../state/sweep-store';
 import type { SweepRow } from '../trace/sweep';
 import { sweepCsv } from '../trace/sweep-csv';
+import { segmentMapPng, segmentMapSvg } from './segment-map-export';
 import { download, standaloneSvg, svgToPng } from './svg-export';
 
 /** A file name from the source's name: "GPT-2 training (x)" -> "gpt-2-training-x". */
@@ -13,6 +15,7 @@ const slug = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').
 export function ExportMenu() {
   const source = useSession((s) => s.summary?.source ?? '');
   const [problem, setProblem] = useState<string | null>(null);
+  const panel = usePanel('export');
   const base = slug(source);
   const run = (job: () => Promise<void>) => () => {
     setProblem(null);
@@ -24,7 +27,7 @@ export function ExportMenu() {
     return standaloneSvg(svg);
   };
   return (
-    <details className="export">
+    <details className="export" {...panel}>
       <summary>Export…</summary>
       <div className="export-items">
         <button onClick={run(async () => download(`${base}.pickle`, new Blob([await exportRun('pickle')])))}>Snapshot (.pickle, memory_viz)</button>
@@ -40,6 +43,8 @@ export function ExportMenu() {
         </button>
         <button onClick={run(async () => download(`${base}-timeline.svg`, new Blob([timelineSvg()], { type: 'image/svg+xml' })))}>Timeline (.svg)</button>
         <button onClick={run(async () => download(`${base}-timeline.png`, await svgToPng(timelineSvg())))}>Timeline (.png)</button>
+        <button onClick={run(async () => download(`${base}-segment-map.svg`, new Blob([segmentMapSvg()], { type: 'image/svg+xml' })))}>Segment map (.svg)</button>
+        <button onClick={run(async () => download(`${base}-segment-map.png`, await segmentMapPng()))}>Segment map (.png)</button>
       </div>
       {problem && <p className="error">{problem}</p>}
     </details>

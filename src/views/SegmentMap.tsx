@@ -10,6 +10,8 @@ import { blockRect, fitSegmentMap, laneLabel, pickBlock, segmentOfBlock, type Se
 import { PALETTE } from '../gpu/segment-map-palette';
 import { SegmentMapRenderer, type SegmentMapBackend } from '../gpu/segment-map-renderer';
 import { BLOCK_STATE_NAMES, type MemoryLayout } from '../trace/memory-layout';
+import type { MapZoom } from '../state/session-store';
+import { registerExportableMap } from './segment-map-export';
 import './segment-map.css';
 
 export interface SegmentMapProps {
@@ -18,6 +20,12 @@ export interface SegmentMapProps {
   cursor: number;
   /** Stack frames of an allocation, when the trace has them. */
   frames?: (blockId: number) => Promise<string[]>;
+  /** The zoom to show (from a link); the map reports the user's zooms through onZoom once each ends. */
+  zoom?: MapZoom | null;
+  onZoom?(zoom: MapZoom | null): void;
+  /** The allocation (request id) pinned (from a link); the map reports pins through onPin. */
+  pinned?: number | null;
+  onPin?(id: number | null): void;
 }
 
 /** Height of the byte ruler above the canvas, px. */
@@ -42,9 +50,13 @@ function byteTicks(a: number, b: number, count: number): number[] {
 }
 
 const tickLabel = (bytes: number): string => formatSize(bytes).replace('.00 ', ' ');
+
+/** Whether a link's zoom is the one shown (to within a pixel). */
+const sameZoom = (z: MapZoom, t: ZoomTransform, width: number): boolean =>
+  Math.abs(z.k - t.k) < 1e-6 && Math.abs(z.x * width - t.x) < 1;
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
-export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Element {
+export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, onZoom, pinned = null, onPin }: SegmentMapProps): JSX.Element {
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
@@ -61,9 +73,19 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
   const [canvasKey, setCanvasKey] = useState(0);
   const hintId = useId();
 
+  // The latest props for callbacks made once (d3 handlers, effects that must not rerun).
+  const linkRef = useRef({ wantedZoom, onZoom, pinned, onPin });
+  linkRef.current = { wantedZoom, onZoom, pinned, onPin };
+
   const setTip = useCallback((next: Tip | null) => {
+    const wasPinned = tipRef.current?.pinned ?? false;
     tipRef.current = next;
     setTipState(next);
+    // Pins and unpins go to the link (a hover tip is not a pin).
+    if (!next?.pinned && !wasPinned) return;
+    const id = next?.pinned ? (layoutRef.current?.blockId[next.block] ?? -1) : -1;
+    const report = id >= 0 ? id : null;
+    if (report !== linkRef.current.pinned) linkRef.current.onPin?.(report);
   }, []);
 
   /** Bytes per CSS px and the byte offset at the left edge, from the zoom. */
@@ -140,11 +162,28 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
           [width, height],
         ])
         .scaleExtent([1, Math.max(1, (MIN_BLOCK_PX_AT_MAX_ZOOM * g.rowBytes) / (512 * width))]);
-      // Re-apply so the constraints hold for the new extent.
-      z.transform(select(canvas), transformRef.current);
+      // A zoom from a link, once the map has a size; else re-apply so the constraints hold for the new extent.
+      const wanted = linkRef.current.wantedZoom;
+      const t = wanted && !sameZoom(wanted, transformRef.current, width) ? zoomIdentity.translate(wanted.x * width, 0).scale(wanted.k) : transformRef.current;
+      z.transform(select(canvas), t);
+      pinFromLink();
     }
     paint();
   }, [paint]);
+
+  /** Pins the allocation a link names, when the layout has it and nothing is pinned. */
+  const pinFromLink = useCallback(() => {
+    const g = geometryRef.current;
+    const l = layoutRef.current;
+    const id = linkRef.current.pinned;
+    if (!g || !l || id === null || (tipRef.current?.pinned && l.blockId[tipRef.current.block] === id)) return;
+    const block = l.blockId.indexOf(id);
+    if (block < 0) return;
+    const r = blockRect(g, l, block);
+    const { pxPerByte, x0 } = scale();
+    const left = Math.max(0, Math.min(sizeRef.current.width - 20, (r.x - x0) * pxPerByte));
+    setTip({ block, x: left, y: r.y + r.h - 8 + AXIS_HEIGHT, pinned: true });
+  }, [scale, setTip]);
 
   // The renderer lives as long as its canvas; a lost device that cannot be recreated gets a new canvas.
   useEffect(() => {
@@ -177,15 +216,37 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
   // window.splitscope.ready() waits for the map's pending frame.
   useEffect(() => registerDrawWait(() => rendererRef.current?.settled() ?? Promise.resolve()), []);
 
+  // Export... takes the picture at the current zoom.
+  useEffect(
+    () =>
+      registerExportableMap({
+        overlay: () => svgRef.current,
+        top: AXIS_HEIGHT,
+        rects: (each) => rendererRef.current?.rects(each),
+      }),
+    [],
+  );
+
   // Zoom, pan and the keyboard on the canvas.
   useEffect(() => {
     const canvas = canvasRef.current;
     if (!canvas) return;
     const sel = select(canvas);
-    const z = zoom<HTMLCanvasElement, unknown>().on('zoom', (event: { transform: ZoomTransform }) => {
-      transformRef.current = event.transform;
-      paint();
-    });
+    const z = zoom<HTMLCanvasElement, unknown>()
+      .on('zoom', (event: { transform: ZoomTransform }) => {
+        transformRef.current = event.transform;
+        paint();
+      })
+      .on('end', (event: { transform: ZoomTransform; sourceEvent: unknown }) => {
+        // Only the user's zooms (a programmatic one has no source event) go to the link.
+        if (!event.sourceEvent && !keyZoom) return;
+        keyZoom = false;
+        const t = event.transform;
+        const width = sizeRef.current.width;
+        linkRef.current.onZoom?.(t.k === 1 && t.x === 0 ? null : { k: t.k, x: width > 0 ? t.x / width : 0 });
+      });
+    /** Set while a key zooms or pans (d3 sees no source event then). */
+    let keyZoom = false;
     zoomRef.current = z;
     sel.call(z).on('dblclick.zoom', null);
     relayout();
@@ -211,6 +272,7 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
       paint();
     };
     const onKey = (e: KeyboardEvent): void => {
+      keyZoom = true;
       const { width, height } = sizeRef.current;
       const centre: [number, number] = [width / 2, height / 2];
       const k = transformRef.current.k;
@@ -221,7 +283,10 @@ export function SegmentMap({ layout, cursor, frames }: SegmentMapProps): JSX.Ele
       else if (e.key === '0' || e.key === 'Home') z.transform(sel, zoomIdentity);
       else if (e.key === 'Escape') setTip(null);
       else if (e.key === '[' || e.key === ']') stepBlock(e.key === ']' ? 1 : -1);
-      else return;
+      else {
+        keyZoom = false;
+        return;
+      }
       e.preventDefault();
     };
     canvas.addEventListener('keydown', onKey);

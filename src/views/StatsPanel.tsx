@@ -1,6 +1,7 @@
 // Numbers at the cursor and at the end: memory_stats() names, fragmentation, the cudaMalloc churn,
 // and the OOM message where a request failed.
 import { formatSize } from '../allocator/format-size';
+import { usePanel } from './use-panel';
 import { useShallow } from 'zustand/react/shallow';
 import { useSession } from '../state/session-store';
 
@@ -24,6 +25,7 @@ export function StatsPanel() {
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({ summary: s.summary, view: s.view, seek: s.seek })),
   );
+  const panel = usePanel('ooms');
   if (!summary || !view) return <section className="stats-panel" aria-label="Stats" />;
   const at = view.stats;
   const end = summary.stats;
@@ -78,7 +80,7 @@ export function StatsPanel() {
       </table>
       {view.oom && <p className="oom">{view.oom}</p>}
       {summary.ooms.length > 0 && (
-        <details className="ooms">
+        <details className="ooms" {...panel}>
           <summary>
             {summary.ooms.length} OOM{summary.ooms.length > 1 ? 's' : ''} in this replay
           </summary>

@@ -1,11 +1,13 @@
 // The tuning guide: the settings worth trying on this run, each with its replayed figures and why.
 import { formatSize } from '../allocator/format-size';
+import { usePanel } from './use-panel';
 import { useGuide } from '../state/guide-store';
 
 export function TuningGuide() {
   const { guide, error } = useGuide();
+  const panel = usePanel('guide');
   return (
-    <details className="guide" open>
+    <details className="guide" {...panel}>
       <summary>Tuning guide for this run</summary>
       {error && <p className="error">{error}</p>}
       {!guide && !error && <p className="hint">Replaying the settings worth trying…</p>}

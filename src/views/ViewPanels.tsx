@@ -9,9 +9,19 @@ import { Timeline } from './Timeline';
 const ALL = 'all';
 
 export function ViewPanels() {
-  const { view, timeline, cursor, playing, seek, setPlaying } = useSession(
+  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
-    useShallow((s) => ({ view: s.view, timeline: s.timeline, cursor: s.cursor, playing: s.playing, seek: s.seek, setPlaying: s.setPlaying })),
+    useShallow((s) => ({
+      view: s.view,
+      timeline: s.timeline,
+      cursor: s.cursor,
+      playing: s.playing,
+      seek: s.seek,
+      setPlaying: s.setPlaying,
+      look: s.look,
+      setZoom: s.setZoom,
+      setPinned: s.setPinned,
+    })),
   );
   const streamId = useId();
   const [stream, setStream] = useState<string>(ALL);
@@ -35,7 +45,15 @@ export function ViewPanels() {
           <span className="hint">memory_stats() are per device: they count every stream.</span>
         </div>
       )}
-      <SegmentMap layout={shown} cursor={view?.cursor ?? 0} frames={allocationFrames} />
+      <SegmentMap
+        layout={shown}
+        cursor={view?.cursor ?? 0}
+        frames={allocationFrames}
+        zoom={look.zoom}
+        onZoom={setZoom}
+        pinned={look.pinned}
+        onPin={setPinned}
+      />
       <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} />
     </section>
   );

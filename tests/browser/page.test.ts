@@ -90,6 +90,12 @@ test('exports: the run as a snapshot the CLI replays to the same stats, the swee
   expect(csv.length).toBeGreaterThan(20);
   expect(readFileSync(await save('Timeline (.svg)'), 'utf8')).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   expect(readFileSync(await save('Timeline (.png)')).subarray(1, 4).toString()).toBe('PNG');
+  // The segment map at its zoom: one rect per block drawn (and per segment band), under its ruler and lane labels.
+  const mapSvg = readFileSync(await save('Segment map (.svg)'), 'utf8');
+  expect(mapSvg).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  expect((mapSvg.match(/<rect /g) ?? []).length).toBeGreaterThan(100);
+  expect(mapSvg).toMatch(/large pool · stream 0 · \d+ segments/);
+  expect(readFileSync(await save('Segment map (.png)')).subarray(1, 4).toString()).toBe('PNG');
 });
 
 test('arrow keys step the cursor one request when no control has focus, and the stats follow', async () => {

@@ -52,6 +52,34 @@ test('a link reproduces the view in a fresh browser context', async () => {
   await other.context().close();
 });
 
+test('a link keeps the segment map\'s zoom, the pinned allocation and the open panels', async () => {
+  const page = session.page;
+  // Panels first: a click outside the segment map unpins its block.
+  await page.getByText('Export…').click();
+  await page.locator('.guide summary').click();
+  expect(await page.locator('details.guide').getAttribute('open')).toBeNull();
+  const canvas = page.locator('canvas.segment-map-canvas');
+  await canvas.focus();
+  for (const key of ['+', '+', '+', 'ArrowRight']) await canvas.press(key);
+  // From block to block until an allocation is pinned (a link names allocations, not free blocks).
+  const tip = page.locator('.segment-map-tip.pinned');
+  for (let i = 0; i < 200 && !(await tip.count() && (await tip.locator('.tip-title').textContent())?.startsWith('allocated')); i++) await canvas.press('[');
+  await ready(page);
+  expect(await tip.locator('.tip-title').textContent()).toMatch(/^allocated/);
+  await page.waitForFunction(`location.hash === window.splitscope.link().slice(window.splitscope.link().indexOf('#'))`, undefined, { timeout: 10_000 });
+  const link = await page.evaluate<string>('window.splitscope.link()');
+  const other = await freshPage(link);
+  await other.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2')`);
+  await ready(other);
+  await expect.poll(() => other.locator('.segment-map-tip.pinned').count()).toBe(1);
+  expect(await other.locator('.segment-map-tip.pinned').textContent()).toBe(await tip.textContent());
+  expect(await other.locator('g.segment-map-axis').getAttribute('data-domain')).toBe(await page.locator('g.segment-map-axis').getAttribute('data-domain'));
+  expect(await other.locator('details.export').getAttribute('open')).not.toBeNull();
+  expect(await other.locator('details.guide').getAttribute('open')).toBeNull();
+  expect(await shotHash(other, 'canvas.segment-map-canvas')).toBe(await shotHash(page, 'canvas.segment-map-canvas'));
+  await other.context().close();
+});
+
 test('Back undoes a config change', async () => {
   const page = session.page;
   const before = await stats(page);
