@@ -5,6 +5,7 @@ import { parseByteSize } from '../allocator/byte-size';
 import type { Capacity } from '../allocator/capacity';
 import { configToString, sameDecisions } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
+import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { ImportError } from '../trace/import-error';
 import { replaySnapshot } from '../trace/replay-snapshot';
@@ -17,13 +18,15 @@ import {
   encodeSnapshotFile,
   type SnapshotForReplay,
 } from '../trace/snapshot-file';
-import { parseMaxSplitList, sweepMaxSplit, type SweepRow } from '../trace/sweep';
+import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep';
 import { nodeGunzip } from './node-gunzip';
 
 const USAGE = `usage:
   splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated]
                          [--device N] [--empty-cache-at N,...] [--reset-peak-at N,...] [--until N] [--out OUT.json|OUT.pickle] [--json]
   splitscope sweep FILE --max-split 20,64,128,...,none [--capacity SIZE] [--json]
+  splitscope sweep FILE --param roundup_power2_divisions|garbage_collection_threshold --values V,...
+                        [--conf STRING] [--capacity SIZE] [--json]
 
 FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the same structure as JSON.
 --conf      a whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one (default: the recorded config)
@@ -55,6 +58,8 @@ function main(argv: string[]): number {
       out: { type: 'string' },
       json: { type: 'boolean', default: false },
       'max-split': { type: 'string' },
+      param: { type: 'string' },
+      values: { type: 'string' },
       'empty-cache-at': { type: 'string' },
       'reset-peak-at': { type: 'string' },
       until: { type: 'string' },
@@ -65,8 +70,22 @@ function main(argv: string[]): number {
   const file = positionals[0]!;
   const capacity: Capacity | undefined =
     values.capacity !== undefined ? { kind: 'fraction', bytes: parseByteSize(values.capacity) } : undefined;
+  if (command === 'sweep' && values.param !== undefined) {
+    const param = values.param;
+    if (param !== 'roundup_power2_divisions' && param !== 'garbage_collection_threshold') {
+      throw new UsageError(`--param must be roundup_power2_divisions or garbage_collection_threshold, not '${param}'`);
+    }
+    if (!values.values) throw new UsageError(`--param needs --values, e.g. --values ${PARAM_VALUES[param].join(',')}`);
+    const settings = parseParamValues(param, values.values);
+    const { snapshot, traces } = loadForReplay(file);
+    const run = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(traces[0] ? { trace: traces[0] } : {}) });
+    const base = values.conf !== undefined ? parseAllocConf(values.conf).config : run.recorded;
+    const rows = sweepParam(run.stream, base, run.recorded, param, settings, capacity);
+    console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows, ['config', (r) => r.conf || '(defaults)']));
+    return 0;
+  }
   if (command === 'sweep') {
-    if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none');
+    if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none (or --param and --values)');
     const settings = parseMaxSplitList(values['max-split']);
     const { snapshot, traces } = loadForReplay(file);
     const rows = sweepMaxSplit(snapshot, settings, { ...(capacity ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
@@ -162,10 +181,11 @@ function statsTable(stats: Record<string, number>): string {
     .join('\n');
 }
 
-function sweepTable(rows: SweepRow[]): string {
-  const header = ['max_split_mb', 'peak reserved', 'peak allocated', 'OOMs', 'retries', 'dev allocs', 'dev frees', 'largest free@peak', 'frag@peak'];
+/** `first`: the column that names each row (max_split_size_mb, or the whole config for a --param sweep). */
+function sweepTable(rows: SweepRow[], first: [string, (r: SweepRow) => string] = ['max_split_mb', (r) => (r.max_split_size_mb === null ? 'none' : String(r.max_split_size_mb))]): string {
+  const header = [first[0], 'peak reserved', 'peak allocated', 'OOMs', 'retries', 'dev allocs', 'dev frees', 'largest free@peak', 'frag@peak'];
   const lines = rows.map((r) => [
-    r.max_split_size_mb === null ? 'none' : String(r.max_split_size_mb),
+    first[1](r),
     formatSize(r['reserved_bytes.all.peak']),
     formatSize(r['allocated_bytes.all.peak']),
     String(r.num_ooms),

@@ -1,6 +1,7 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/live-run';
 import { useCompare } from './compare-store';
+import { explore, useExplore, type ExploreAxis } from './explore-store';
 import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
 import type { SweepRow } from '../trace/sweep';
@@ -28,6 +29,8 @@ export interface Automation {
   sweep(): Promise<{ values: (number | null)[]; rows: (SweepRow | null)[] }>;
   /** The tuning guide once built: the current config's row and each setting tried, best first. */
   guide(): Promise<{ current: SweepRow; items: { conf: string; helps: boolean; row: SweepRow }[] } | null>;
+  /** Runs the sweep explorer over `axis` (values, or `seeds` seeds) and resolves with its rows. */
+  explore(axis: ExploreAxis, options?: { values?: number[]; seeds?: number }): Promise<{ values: number[]; rows: (SweepRow | null)[]; error: string | null }>;
   /** The comparison once replayed (null when closed): each config's stats at the end and at the cursor. */
   compare(): Promise<{ conf: string; stats: Record<string, number>; atCursor: Record<string, number> }[] | null>;
   /** Sweeps `values` (MiB, null = unlimited) with `workers` workers; resolves with the seconds it took. */
@@ -65,6 +68,12 @@ export function installAutomation(): void {
       await guideIdle();
       const g = useGuide.getState().guide;
       return g && { current: g.current, items: g.items.map((i) => ({ conf: i.conf, helps: i.helps, row: i.row })) };
+    },
+    explore: async (axis, options) => {
+      await whenIdle();
+      await explore(axis, options ?? {});
+      const { values, rows, error } = useExplore.getState();
+      return { values, rows, error };
     },
     compare: async () => {
       await whenIdle();

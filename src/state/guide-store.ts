@@ -7,8 +7,9 @@ import { RequestKind } from '../trace/request-stream';
 import type { SweepRow } from '../trace/sweep';
 import { adviseMaxSplit } from '../trace/sweep-advice';
 import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/tuning-guide';
-import type { SweepJob, SweepReply } from '../worker/sweep-worker';
+import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream, useSession } from './session-store';
+import { runSweepJobs } from './sweep-pool';
 import { useSweep } from './sweep-store';
 
 interface GuideState {
@@ -39,31 +40,21 @@ async function build(): Promise<void> {
   }
   const facts = { largestRequest, distinctSizes: sizes.size, capacity };
   const candidates = guideCandidates(asked, best, facts);
-  const worker = new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' });
   const found: SweepRow[] = [];
-  try {
-    await new Promise<void>((resolve, reject) => {
-      worker.onmessage = (event: MessageEvent<SweepReply>) => {
-        const m = event.data;
-        if (m.type === 'row') found[m.index] = m.row;
-        else if (m.type === 'error') reject(new Error(m.message));
-        else resolve();
-      };
-      const job: SweepJob = {
-        stream,
-        base: asked,
-        recorded,
-        capacity,
-        settings: [],
-        configs: [asked, ...candidates.map((c) => c.config)].map((config, index) => ({ index, config })),
-      };
-      worker.postMessage(job);
-    });
-  } catch (e) {
-    if (mine === generation) useGuide.setState({ error: (e as Error).message });
+  let error: string | null = null;
+  const job: SweepJob = {
+    kind: 'source',
+    stream,
+    base: asked,
+    recorded,
+    capacity,
+    settings: [],
+    configs: [asked, ...candidates.map((c) => c.config)].map((config, index) => ({ index, config })),
+  };
+  await runSweepJobs([job], (index, row) => (found[index] = row), (message) => (error = message)).done;
+  if (error !== null) {
+    if (mine === generation) useGuide.setState({ error });
     return;
-  } finally {
-    worker.terminate();
   }
   if (mine !== generation) return;
   const tried = candidates.map((c, i) => ({ kind: c.kind, row: found[i + 1]! }));

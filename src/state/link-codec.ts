@@ -47,7 +47,7 @@ export const linkStateSchema = z.object({
   /** The allocation (request id) pinned on the segment map. */
   pinned: z.number().int().nonnegative().optional(),
   /** Panels open, when not the default (the tuning guide alone). */
-  panels: z.array(z.enum(['guide', 'export', 'ooms'])).max(3).optional(),
+  panels: z.array(z.enum(['guide', 'export', 'ooms', 'explorer'])).max(4).optional(),
   /** Configs compared side by side (the comparison is open). */
   compare: z.array(z.string().max(2000)).min(2).max(4).optional(),
 });

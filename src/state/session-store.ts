@@ -29,7 +29,7 @@ export interface ViewLook {
   zoom: MapZoom | null;
   /** The allocation (request id) pinned on the segment map. */
   pinned: number | null;
-  /** Panels open (ids: 'guide', 'export', 'ooms'). */
+  /** Panels open (ids: 'guide', 'export', 'ooms', 'explorer'). */
   panels: string[];
 }
 
@@ -225,7 +225,9 @@ export function allocationFrames(id: number): Promise<string[]> {
 function replayNewSource(): void {
   const at = openingAs?.at;
   const settings = at?.settings ?? { conf: useSession.getState().settings.conf, capacityBytes: null };
-  useSession.setState({ settings, playing: false, sourceLink: openingAs?.link ?? null, look: at?.look ?? DEFAULT_LOOK });
+  // Zoom and pin belong to a source; the open panels stay as they are, unless a link says otherwise.
+  const look = at?.look ?? { ...DEFAULT_LOOK, panels: useSession.getState().look.panels };
+  useSession.setState({ settings, playing: false, sourceLink: openingAs?.link ?? null, look });
   openingAs = null;
   requestReplay(settings, at?.cursor ?? null);
 }

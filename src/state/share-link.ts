@@ -25,7 +25,7 @@ export function linkState(): LinkState | null {
     ...(s.settings.resetPeakAfter ? { resetPeakAfter: s.settings.resetPeakAfter } : {}),
     ...(s.look.zoom ? { zoom: s.look.zoom } : {}),
     ...(s.look.pinned !== null ? { pinned: s.look.pinned } : {}),
-    ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels as ('guide' | 'export' | 'ooms')[] } : {}),
+    ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels as ('guide' | 'export' | 'ooms' | 'explorer')[] } : {}),
     ...(compare ? { compare } : {}),
   };
 }

@@ -7,9 +7,10 @@ import { configToString, type AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { RequestKind, type RequestStream } from '../trace/request-stream';
 import type { SweepRow } from '../trace/sweep';
-import type { SweepJob, SweepReply } from '../worker/sweep-worker';
+import type { SweepJob } from '../worker/sweep-worker';
 import { maxSplitSteps } from './max-split-steps';
 import { sourceStream, useSession } from './session-store';
+import { deal, runSweepJobs, workerCount, type SweepRun } from './sweep-pool';
 
 interface SweepState {
   /** The settings swept (MiB, null = unlimited), in slider order. */
@@ -27,15 +28,15 @@ interface SweepState {
 
 export const useSweep = create<SweepState>()(() => ({ values: [], rows: [], done: false, seconds: null, workers: 0, error: null, largestRequest: 0 }));
 
-let running: Worker[] = [];
+let running: SweepRun | null = null;
 let finished: Promise<void> = Promise.resolve();
 let lastKey = '';
 /** Bumped by every sweep: one that was superseded while it waited stops there. */
 let generation = 0;
 
 function stop(): void {
-  for (const w of running) w.terminate();
-  running = [];
+  running?.stop();
+  running = null;
 }
 
 /** The max_split slider's top in MiB for the current view (the cap, else the peak reserved memory). */
@@ -63,7 +64,7 @@ async function sweep(values: (number | null)[], workers: number | undefined): Pr
   const base: AllocatorConfig = { ...asked, maxSplitSize: Infinity };
   const recorded = summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null;
   const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : null;
-  const n = Math.max(1, Math.min(values.length, workers ?? Math.max(1, (navigator.hardwareConcurrency || 2) - 1)));
+  const n = workerCount(values.length, workers);
   useSweep.setState({ values, rows: values.map(() => null), done: false, workers: n, error: null });
   let stream: RequestStream;
   try {
@@ -77,38 +78,20 @@ async function sweep(values: (number | null)[], workers: number | undefined): Pr
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc && stream.size[i]! > largest) largest = stream.size[i]!;
   useSweep.setState({ largestRequest: largest });
   const t0 = performance.now();
-  const mine = Array.from({ length: n }, () => new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' }));
-  running = mine;
-  await new Promise<void>((resolve) => {
-    let left = n;
-    mine.forEach((worker, k) => {
-      worker.onmessage = (event: MessageEvent<SweepReply>) => {
-        const m = event.data;
-        if (m.type === 'row') {
-          const rows = [...useSweep.getState().rows];
-          rows[m.index] = m.row;
-          useSweep.setState({ rows });
-          return;
-        }
-        if (m.type === 'error') useSweep.setState({ error: m.message });
-        worker.terminate();
-        if (--left === 0) {
-          if (running === mine) running = [];
-          useSweep.setState({ done: true, seconds: (performance.now() - t0) / 1e3 });
-          resolve();
-        }
-      };
-      // Settings dealt round-robin: neighbouring settings cost alike, so the workers finish together.
-      const job: SweepJob = {
-        stream,
-        base,
-        recorded,
-        capacity,
-        settings: values.map((mb, index) => ({ index, mb })).filter((_, i) => i % n === k),
-      };
-      worker.postMessage(job);
-    });
-  });
+  const jobs: SweepJob[] = deal(values.map((mb, index) => ({ index, mb })), n).map((settings) => ({ kind: 'source', stream, base, recorded, capacity, settings }));
+  const run = runSweepJobs(
+    jobs,
+    (index, row) => {
+      const rows = [...useSweep.getState().rows];
+      rows[index] = row;
+      useSweep.setState({ rows });
+    },
+    (message) => useSweep.setState({ error: message }),
+  );
+  running = run;
+  await run.done;
+  if (running === run) running = null;
+  if (mineGeneration === generation) useSweep.setState({ done: true, seconds: (performance.now() - t0) / 1e3 });
 }
 
 /** Resolves when the sweep in progress (if any) is complete. */

@@ -5,7 +5,7 @@ import { replaySnapshot } from './replay-snapshot';
 import type { RequestStream } from './request-stream';
 import type { Snapshot } from './snapshot';
 import type { TraceColumns } from './trace-columns';
-import { configToString, sameDecisions, type AllocatorConfig } from '../allocator/config';
+import { configToString, DEFAULT_CONFIG, sameDecisions, type AllocatorConfig } from '../allocator/config';
 import { replay } from './replay';
 import { ConfigError } from '../allocator/config-error';
 import { recordedConfig } from './recorded-config';
@@ -84,4 +84,47 @@ export function configRow(stream: RequestStream, config: AllocatorConfig, record
     largest_free_block_at_peak: atPeak.largestFreeBlock,
     fragmentation_at_peak: atPeak.reserved > 0 ? (atPeak.reserved - atPeak.allocated) / atPeak.reserved : 0,
   };
+}
+
+/** Settings a sweep can run over besides max_split_size_mb (the slider's). */
+export type SweepParam = 'roundup_power2_divisions' | 'garbage_collection_threshold';
+
+/** Values worth sweeping: divisions for every size bucket (0: off), and gc thresholds. */
+export const PARAM_VALUES: Record<SweepParam, readonly number[]> = {
+  roundup_power2_divisions: [0, 2, 4, 8, 16],
+  garbage_collection_threshold: [0, 0.3, 0.5, 0.6, 0.7, 0.8, 0.9],
+};
+
+/** `base` with `param` set to `value` (divisions apply to every size bucket). */
+export function withParam(base: AllocatorConfig, param: SweepParam, value: number): AllocatorConfig {
+  if (param === 'roundup_power2_divisions') {
+    if (value !== 0 && (value < 1 || !Number.isInteger(Math.log2(value)))) {
+      throw new ConfigError(`roundup_power2_divisions must be a power of two, not ${value}.`);
+    }
+    return { ...base, roundupPower2Divisions: base.roundupPower2Divisions.map(() => value) };
+  }
+  if (!(value >= 0 && value < 1)) throw new ConfigError(`garbage_collection_threshold must be in [0, 1), not ${value}.`);
+  return { ...base, garbageCollectionThreshold: value };
+}
+
+/** Parses "0,2,4,8" (or "0.5,0.6") for a parameter sweep. */
+export function parseParamValues(param: SweepParam, text: string): number[] {
+  return text.split(',').map((part) => {
+    const v = Number(part.trim());
+    if (part.trim() === '' || !Number.isFinite(v)) throw new ConfigError(`'${part}' is not a ${param} value.`);
+    withParam(DEFAULT_CONFIG, param, v); // checks it
+    return v;
+  });
+}
+
+/** One replay per value of `param`, on top of `base`. */
+export function sweepParam(
+  stream: RequestStream,
+  base: AllocatorConfig,
+  recorded: AllocatorConfig | null,
+  param: SweepParam,
+  values: readonly number[],
+  capacity?: Capacity,
+): SweepRow[] {
+  return values.map((v) => configRow(stream, withParam(base, param, v), recorded, capacity));
 }

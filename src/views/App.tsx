@@ -16,6 +16,7 @@ import { ExportMenu } from './ExportMenu';
 import { StatsPanel } from './StatsPanel';
 import { StressPanel } from './StressPanel';
 import { ThemeToggle } from './ThemeToggle';
+import { SweepExplorer } from './SweepExplorer';
 import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
 
@@ -151,6 +152,7 @@ export function App() {
           {comparing ? <ComparePanel /> : <ViewPanels />}
           <ActionsPanel />
           {summary && <TuningGuide />}
+          {summary && <SweepExplorer />}
           <StressPanel />
           {summary?.notes.map((n) => (
             <p key={n} className="note">

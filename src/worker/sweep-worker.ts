@@ -1,21 +1,35 @@
-// One of the sweep's workers: replays the source under each max_split setting (or whole config) it is
-// given and answers with each row as it is done (the page draws the sweep as it fills in).
+// One of the sweep's workers: replays what it is given and answers with each row as it is done (the
+// page draws a sweep as it fills in). Jobs: the source under max_split settings or whole configs,
+// or a generated workload under many seeds.
 /// <reference lib="webworker" />
 import type { AllocatorConfig } from '../allocator/config';
 import type { Capacity } from '../allocator/capacity';
 import type { RequestStream } from '../trace/request-stream';
+import { seedRow } from '../trace/seed-sweep';
 import { configRow, sweepRow, type SweepRow } from '../trace/sweep';
 
-export interface SweepJob {
+export interface SourceJob {
+  kind: 'source';
   stream: RequestStream;
   base: AllocatorConfig;
   recorded: AllocatorConfig | null;
   capacity: Capacity | null;
   /** Indices into the page's list of settings, with their values ... */
   settings: { index: number; mb: number | null }[];
-  /** ... or whole configs (the tuning guide's candidates). */
+  /** ... or whole configs. */
   configs?: { index: number; config: AllocatorConfig }[];
 }
+
+export interface SeedsJob {
+  kind: 'seeds';
+  workload: string;
+  params: Record<string, number>;
+  config: AllocatorConfig;
+  capacity: Capacity | null;
+  seeds: { index: number; seed: number }[];
+}
+
+export type SweepJob = SourceJob | SeedsJob;
 
 export type SweepReply = { type: 'row'; index: number; row: SweepRow } | { type: 'done' } | { type: 'error'; message: string };
 
@@ -25,11 +39,15 @@ self.onmessage = (event: MessageEvent<SweepJob>) => {
   const job = event.data;
   try {
     const capacity = job.capacity ?? undefined;
-    for (const { index, mb } of job.settings) {
-      post({ type: 'row', index, row: sweepRow(job.stream, job.base, job.recorded, mb, capacity) });
-    }
-    for (const { index, config } of job.configs ?? []) {
-      post({ type: 'row', index, row: configRow(job.stream, config, job.recorded, capacity) });
+    if (job.kind === 'seeds') {
+      for (const { index, seed } of job.seeds) post({ type: 'row', index, row: seedRow(job.workload, job.params, seed, job.config, capacity) });
+    } else {
+      for (const { index, mb } of job.settings) {
+        post({ type: 'row', index, row: sweepRow(job.stream, job.base, job.recorded, mb, capacity) });
+      }
+      for (const { index, config } of job.configs ?? []) {
+        post({ type: 'row', index, row: configRow(job.stream, config, job.recorded, capacity) });
+      }
     }
     post({ type: 'done' });
   } catch (e) {

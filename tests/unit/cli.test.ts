@@ -112,6 +112,19 @@ describe('splitscope replay', () => {
   });
 });
 
+describe('splitscope sweep --param', () => {
+  test('one row per value, each equal to the replay under that config', () => {
+    const rows = JSON.parse(cli('sweep', FIXTURE, '--param', 'roundup_power2_divisions', '--values', '0,4', '--capacity', '6GiB', '--json').out);
+    expect(rows.map((r: { conf: string }) => r.conf)).toEqual(['', 'roundup_power2_divisions:4']);
+    const replay = JSON.parse(cli('replay', FIXTURE, '--conf', 'roundup_power2_divisions:4', '--capacity', '6GiB', '--json').out);
+    for (const key of ['reserved_bytes.all.peak', 'num_ooms', 'num_device_alloc']) expect(rows[1][key]).toBe(replay.stats[key]);
+    const gc = cli('sweep', FIXTURE, '--param', 'garbage_collection_threshold', '--values', '0.6', '--conf', 'max_split_size_mb:256', '--capacity', '6GiB');
+    expect(gc.out).toMatch(/max_split_size_mb:256,garbage_collection_threshold:0.6/);
+    expect(cli('sweep', FIXTURE, '--param', 'roundup_power2_divisions', '--values', '3').err).toMatch(/must be a power of two/);
+    expect(cli('sweep', FIXTURE, '--param', 'nope', '--values', '1').err).toMatch(/--param must be/);
+  });
+});
+
 describe('splitscope sweep', () => {
   test('one row per setting, each equal to the replay under that setting', () => {
     const r = cli('sweep', FIXTURE, '--max-split', '32,256,none', '--capacity', '6GiB', '--json');

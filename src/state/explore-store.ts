@@ -1,0 +1,89 @@
+// The sweep explorer: the current source under every value of roundup_power2_divisions or
+// garbage_collection_threshold (on top of the current config), or a generated workload under many
+// seeds (how likely an OOM is), replayed in parallel sweep workers.
+import { create } from 'zustand';
+import { parseAllocConf } from '../allocator/config-parser';
+import { PARAM_VALUES, withParam, type SweepParam, type SweepRow } from '../trace/sweep';
+import type { SweepJob } from '../worker/sweep-worker';
+import { sourceStream, useSession } from './session-store';
+import { deal, runSweepJobs, workerCount, type SweepRun } from './sweep-pool';
+
+export type ExploreAxis = SweepParam | 'seed';
+
+interface ExploreState {
+  axis: ExploreAxis | null;
+  /** The values swept (divisions, thresholds or seeds), and their rows as they arrive. */
+  values: number[];
+  rows: (SweepRow | null)[];
+  done: boolean;
+  error: string | null;
+}
+
+export const useExplore = create<ExploreState>()(() => ({ axis: null, values: [], rows: [], done: false, error: null }));
+
+let running: SweepRun | null = null;
+let finished: Promise<void> = Promise.resolve();
+
+/** Sweeps `axis` (default values for a parameter; seeds 1..`seeds` for a workload). */
+export function explore(axis: ExploreAxis, options: { values?: number[]; seeds?: number } = {}): Promise<void> {
+  finished = run(axis, options);
+  return finished;
+}
+
+export function exploreIdle(): Promise<void> {
+  return finished;
+}
+
+async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: number }): Promise<void> {
+  running?.stop();
+  const { settings, summary, sourceLink } = useSession.getState();
+  if (!summary) return;
+  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
+  const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : null;
+  let values: number[];
+  let jobs: SweepJob[];
+  if (axis === 'seed') {
+    if (sourceLink?.kind !== 'workload') {
+      useExplore.setState({ axis, values: [], rows: [], done: true, error: 'Seeds apply to the built-in workloads: pick one as the source.' });
+      return;
+    }
+    values = options.values ?? Array.from({ length: options.seeds ?? 20 }, (_, i) => i + 1);
+    const n = workerCount(values.length);
+    jobs = deal(values.map((seed, index) => ({ index, seed })), n).map((seeds) => ({
+      kind: 'seeds',
+      workload: sourceLink.id,
+      params: sourceLink.params,
+      config: asked,
+      capacity,
+      seeds,
+    }));
+  } else {
+    values = options.values ?? [...PARAM_VALUES[axis]];
+    const recorded = summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null;
+    let configs;
+    try {
+      configs = values.map((v, index) => ({ index, config: withParam(asked, axis, v) }));
+    } catch (e) {
+      useExplore.setState({ axis, values, rows: [], done: true, error: (e as Error).message });
+      return;
+    }
+    const stream = await sourceStream();
+    jobs = deal(configs, workerCount(values.length)).map((part) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: part }));
+  }
+  useExplore.setState({ axis, values, rows: values.map(() => null), done: false, error: null });
+  const mine = runSweepJobs(
+    jobs,
+    (index, row) => {
+      const rows = [...useExplore.getState().rows];
+      rows[index] = row;
+      useExplore.setState({ rows });
+    },
+    (message) => useExplore.setState({ error: message }),
+  );
+  running = mine;
+  await mine.done;
+  if (running === mine) {
+    running = null;
+    useExplore.setState({ done: true });
+  }
+}

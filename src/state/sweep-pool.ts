@@ -1,0 +1,49 @@
+// Sweep workers for a batch of replays: one job per worker, rows reported as they arrive. Shared by
+// the max_split sweep, the tuning guide and the sweep explorer.
+import type { SweepRow } from '../trace/sweep';
+import type { SweepJob, SweepReply } from '../worker/sweep-worker';
+
+export interface SweepRun {
+  /** Resolves when every job is done (errors are reported through onError, not thrown). */
+  done: Promise<void>;
+  /** Stops every worker of the run. */
+  stop(): void;
+}
+
+/** Workers worth starting for `tasks` replays: one per core but one for the page, at least one. */
+export function workerCount(tasks: number, asked?: number): number {
+  return Math.max(1, Math.min(tasks, asked ?? Math.max(1, (navigator.hardwareConcurrency || 2) - 1)));
+}
+
+/** Items dealt round-robin to `n` jobs: neighbouring settings cost alike, so the workers finish together. */
+export function deal<T>(items: readonly T[], n: number): T[][] {
+  return Array.from({ length: n }, (_, k) => items.filter((_, i) => i % n === k));
+}
+
+export function runSweepJobs(jobs: readonly SweepJob[], onRow: (index: number, row: SweepRow) => void, onError: (message: string) => void): SweepRun {
+  const workers = jobs.map(() => new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' }));
+  let settle: () => void = () => {};
+  const done = new Promise<void>((resolve) => (settle = resolve));
+  let left = jobs.length;
+  const finishOne = (worker: Worker): void => {
+    worker.terminate();
+    if (--left === 0) settle();
+  };
+  workers.forEach((worker, k) => {
+    worker.onmessage = (event: MessageEvent<SweepReply>) => {
+      const m = event.data;
+      if (m.type === 'row') return onRow(m.index, m.row);
+      if (m.type === 'error') onError(m.message);
+      finishOne(worker);
+    };
+    worker.postMessage(jobs[k]);
+  });
+  if (jobs.length === 0) settle();
+  return {
+    done,
+    stop: () => {
+      for (const w of workers) w.terminate();
+      settle();
+    },
+  };
+}
