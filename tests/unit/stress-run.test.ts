@@ -143,6 +143,26 @@ describe('stress run', () => {
     );
   });
 
+  test('expandable_segments: pages map onto frames and back, blocks stay disjoint under memory pressure', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 1, max: 2 ** 31 }), (seed) => {
+        const deviceBytes = GiB;
+        const config = parseAllocConf('expandable_segments:True').config;
+        const run = new StressRun(randomStream(seed, 1500), { config, deviceBytes, arenaWords: (64 * MiB) / 4 });
+        const problems: string[] = [];
+        while (!run.done) {
+          problems.push(...planProblems(run.step(50), (64 * MiB) / 4));
+          // Every mapped byte holds frames, and no more.
+          const frames = run.placement.frames;
+          if (frames.frameCount - frames.freeFrames !== run.allocator.reservedBytes / FRAME_BYTES) problems.push('frames and mappings disagree');
+        }
+        expect(problems.slice(0, 5)).toEqual([]);
+        expect(run.allocator.memoryStats()['num_device_free']).toBeGreaterThan(0); // pages were unmapped
+      }),
+      { numRuns: 8 },
+    );
+  });
+
   test('a scaled arena leaves small blocks wordless and says how many', () => {
     const run = new StressRun(randomStream(3, 4000), { config: DEFAULT_CONFIG, deviceBytes: 80 * GiB, arenaWords: (16 * MiB) / 4 });
     while (!run.done) run.step(100);
