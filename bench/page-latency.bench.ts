@@ -53,7 +53,7 @@ export async function benchPageLatency(): Promise<void> {
       await page.setInputFiles('input[type=file]', fixture(file));
       await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes(${JSON.stringify(file)})`, undefined, { timeout: 120_000 });
       await page.evaluate('window.splitscope.ready()');
-      await page.evaluate('window.splitscope.sweep()'); // the sweep a new source starts, out of the way
+      await page.evaluate('window.splitscope.guide()'); // the sweep and the guide a new source starts, out of the way
       const { total } = await page.evaluate<{ total: number }>('window.splitscope.cursor()');
       // Start at 256 MiB and step down and up around it, each step a new config to replay.
       const slider = page.getByRole('slider', { name: /max_split/ });

@@ -1,13 +1,15 @@
 // The share link in the address bar: the page opens what a link says (or the built-in workload,
 // playing), keeps the hash in step with the view, and makes Back undo a config change.
 import { useCompare } from './compare-store';
-import { decodeLink, encodeLink, fromBase64Url, type LinkState } from './link-codec';
+import { decodeLink, encodeLink, fromBase64Url, type LinkSource, type LinkState } from './link-codec';
 import { LinkError } from './link-error';
 import { sha256Hex } from './sha256';
 import { awaitFile, DEFAULT_LOOK, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */
 const CURSOR_SYNC_MS = 500;
+/** A config change reaches the address bar once the config has rested this long. */
+const CONFIG_SYNC_MS = 250;
 
 export function linkState(): LinkState | null {
   const s = useSession.getState();
@@ -107,9 +109,15 @@ export function installShareLink(): void {
   if (installed) return;
   installed = true;
   void openFromUrl();
+  let lastSource: LinkSource | null = null;
   let lastConfig = '';
   let timer: ReturnType<typeof setTimeout> | null = null;
-  const write = (push: boolean): void => {
+  /** The write waiting for its timer pushes a history entry (else it replaces the current one). */
+  let pushWanted = false;
+  const write = (): void => {
+    timer = null;
+    const push = pushWanted;
+    pushWanted = false;
     const state = linkState();
     if (!state) return;
     const hash = encodeLink(state);
@@ -120,17 +128,20 @@ export function installShareLink(): void {
   const onChange = (): void => {
     const s = useSession.getState();
     if (!s.sourceLink || !s.summary) return;
-    const config = JSON.stringify([s.sourceLink, s.settings, useCompare.getState().confs]);
-    if (config !== lastConfig) {
-      // A new source or config is a step Back can undo; what the address bar asked for replaces.
-      write(!fromAddressBar);
+    // The source by identity: an embedded snapshot is too big to compare as text on every change.
+    const config = JSON.stringify([s.settings, useCompare.getState().confs]);
+    if (s.sourceLink !== lastSource || config !== lastConfig) {
+      // A new source or config is a step Back can undo; what the address bar asked for replaces. Written
+      // once the config rests: a dragged slider makes one entry, and encoding an embedded snapshot
+      // stays off the path from the slider to the view.
+      pushWanted ||= !fromAddressBar;
       fromAddressBar = false;
+      lastSource = s.sourceLink;
       lastConfig = config;
+      if (timer !== null) clearTimeout(timer);
+      timer = setTimeout(write, CONFIG_SYNC_MS);
     } else if (!s.playing && timer === null) {
-      timer = setTimeout(() => {
-        timer = null;
-        write(false);
-      }, CURSOR_SYNC_MS);
+      timer = setTimeout(write, CURSOR_SYNC_MS);
     }
   };
   useSession.subscribe((s, before) => {

@@ -88,6 +88,8 @@ test('Back undoes a config change', async () => {
   await field.press('Enter');
   await ready(page);
   expect(await stats(page)).not.toEqual(before);
+  // The address bar follows once the config rests.
+  await page.waitForFunction(`window.splitscope.link().endsWith(location.hash)`);
   await page.goBack();
   await page.waitForFunction(`document.querySelector('input.conf')?.value === 'max_split_size_mb:256'`);
   await ready(page);
