@@ -3,7 +3,8 @@ import { chromium, type Browser } from 'playwright-core';
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
-export function launch(): Promise<Browser> {
+/** `extraArgs`: more flags (benchmarks compare raster modes: '--disable-gpu-rasterization'). */
+export function launch(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     // Headed under Xvfb (scripts/test.mjs) so that WebGPU canvases draw; headless when asked.
@@ -18,6 +19,7 @@ export function launch(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--no-first-run',
+      ...extraArgs,
     ],
   });
 }
