@@ -6,7 +6,7 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { PARAM_VALUES, withParam, type SweepParam, type SweepRow } from '../trace/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream, useSession } from './session-store';
-import { deal, runSweepJobs, workerCount, type SweepRun } from './sweep-pool';
+import { deal, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
 
 export type ExploreAxis = SweepParam | 'seed';
 
@@ -71,15 +71,7 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
     jobs = deal(configs, workerCount(values.length)).map((part) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: part }));
   }
   useExplore.setState({ axis, values, rows: values.map(() => null), done: false, error: null });
-  const mine = runSweepJobs(
-    jobs,
-    (index, row) => {
-      const rows = [...useExplore.getState().rows];
-      rows[index] = row;
-      useExplore.setState({ rows });
-    },
-    (message) => useExplore.setState({ error: message }),
-  );
+  const mine = runSweepJobsInto(jobs, useExplore);
   running = mine;
   await mine.done;
   if (running === mine) {

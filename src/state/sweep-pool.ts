@@ -1,5 +1,6 @@
 // Sweep workers for a batch of replays: one job per worker, rows reported as they arrive. Shared by
 // the max_split sweep, the tuning guide and the sweep explorer.
+import type { StoreApi } from 'zustand';
 import type { SweepRow } from '../trace/sweep';
 import type { SweepJob, SweepReply } from '../worker/sweep-worker';
 
@@ -46,4 +47,23 @@ export function runSweepJobs(jobs: readonly SweepJob[], onRow: (index: number, r
       settle();
     },
   };
+}
+
+/** A store that shows rows as they arrive and the last error. */
+interface RowsStore {
+  rows: (SweepRow | null)[];
+  error: string | null;
+}
+
+/** runSweepJobs with each row put in place in `store.rows` and errors in `store.error`. */
+export function runSweepJobsInto(jobs: readonly SweepJob[], store: StoreApi<RowsStore>): SweepRun {
+  return runSweepJobs(
+    jobs,
+    (index, row) => {
+      const rows = [...store.getState().rows];
+      rows[index] = row;
+      store.setState({ rows });
+    },
+    (message) => store.setState({ error: message }),
+  );
 }

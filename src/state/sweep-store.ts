@@ -10,7 +10,7 @@ import type { SweepRow } from '../trace/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { maxSplitSteps } from './max-split-steps';
 import { sourceStream, useSession } from './session-store';
-import { deal, runSweepJobs, workerCount, type SweepRun } from './sweep-pool';
+import { deal, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
 
 interface SweepState {
   /** The settings swept (MiB, null = unlimited), in slider order. */
@@ -79,15 +79,7 @@ async function sweep(values: (number | null)[], workers: number | undefined): Pr
   useSweep.setState({ largestRequest: largest });
   const t0 = performance.now();
   const jobs: SweepJob[] = deal(values.map((mb, index) => ({ index, mb })), n).map((settings) => ({ kind: 'source', stream, base, recorded, capacity, settings }));
-  const run = runSweepJobs(
-    jobs,
-    (index, row) => {
-      const rows = [...useSweep.getState().rows];
-      rows[index] = row;
-      useSweep.setState({ rows });
-    },
-    (message) => useSweep.setState({ error: message }),
-  );
+  const run = runSweepJobsInto(jobs, useSweep);
   running = run;
   await run.done;
   if (running === run) running = null;

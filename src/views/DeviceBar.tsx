@@ -1,6 +1,6 @@
 // The whole GPU at the cursor in one bar, labelled as nvidia-smi and torch.cuda report it, and at an
 // OOM why the request failed.
-import { useId, useState } from 'react';
+import { Fragment, useId, useState, type ReactNode } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { MiB } from '../allocator/constants';
@@ -18,6 +18,14 @@ const PARTS = [
   ['cachedWhole', 'cached free, whole segments'],
   ['free', 'free'],
 ] as const;
+
+/** The figures under the bar: [data-figure, field, label]. */
+const FIGURES: [string, 'reserved' | 'allocated' | 'cachedSplit' | 'cachedWhole', ReactNode][] = [
+  ['memory_reserved', 'reserved', <code>memory_reserved()</code>],
+  ['memory_allocated', 'allocated', <code>memory_allocated()</code>],
+  ['cached-split', 'cachedSplit', <><span className="swatch cachedSplit" /> cached, segments in use</>],
+  ['cached-whole', 'cachedWhole', <><span className="swatch cachedWhole" /> cached, whole free segments</>],
+];
 
 export function DeviceBar() {
   const { view, capacity, device } = useSession(
@@ -51,30 +59,14 @@ export function DeviceBar() {
           {formatSize(m.nvidiaSmiUsed)} of {formatSize(total)}
           {over && <span className="error"> (more than the card: the next cudaMalloc fails)</span>}
         </dd>
-        <dt>
-          <code>memory_reserved()</code>
-        </dt>
-        <dd data-figure="memory_reserved" data-value={m.reserved}>
-          {formatSize(m.reserved)}
-        </dd>
-        <dt>
-          <code>memory_allocated()</code>
-        </dt>
-        <dd data-figure="memory_allocated" data-value={m.allocated}>
-          {formatSize(m.allocated)}
-        </dd>
-        <dt>
-          <span className="swatch cachedSplit" /> cached, segments in use
-        </dt>
-        <dd data-figure="cached-split" data-value={m.cachedSplit}>
-          {formatSize(m.cachedSplit)}
-        </dd>
-        <dt>
-          <span className="swatch cachedWhole" /> cached, whole free segments
-        </dt>
-        <dd data-figure="cached-whole" data-value={m.cachedWhole}>
-          {formatSize(m.cachedWhole)}
-        </dd>
+        {FIGURES.map(([figure, key, label]) => (
+          <Fragment key={figure}>
+            <dt>{label}</dt>
+            <dd data-figure={figure} data-value={m[key]}>
+              {formatSize(m[key])}
+            </dd>
+          </Fragment>
+        ))}
         <dt>
           <label htmlFor={otherId}>
             <span className="swatch other" /> context + other processes
