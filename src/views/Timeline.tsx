@@ -24,6 +24,8 @@ export interface TimelineProps {
   onCursor(index: number): void; // user moved the cursor (scrubber, buttons, keys)
   playing: boolean;
   onPlayingChange(playing: boolean): void;
+  /** Requests after which the run calls empty_cache() or reset_peak_memory_stats() (inserted by the user). */
+  calls?: readonly number[];
 }
 
 const MARGIN = { top: 12, right: 14, bottom: 22, left: 72 };
@@ -73,15 +75,18 @@ function seriesMax(s: TimelineSeries): number {
   return m;
 }
 
-export function Timeline({ series, cursor, onCursor, playing, onPlayingChange }: TimelineProps) {
+const NO_CALLS: readonly number[] = [];
+
+export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS }: TimelineProps) {
   const plotRef = useRef<HTMLDivElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
   const total = totalOf(series);
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, cursor: at, onCursor, width: 0, height: 0, frame: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, cursor: at, onCursor, width: 0, height: 0, frame: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
   live.current.series = series;
+  live.current.calls = calls;
   live.current.cursor = at;
   live.current.onCursor = onCursor;
 
@@ -110,7 +115,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange }:
     }
     const axis = byteAxis(L.max, Math.max(2, Math.floor(ih / 30)));
     const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
-    const key = `${L.width}x${L.height}:${seriesId(s)}`;
+    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}`;
 
     // Axes and series only when the data or the size changed; a cursor move redraws the cursor alone.
     if (L.drawnKey !== key) {
@@ -142,6 +147,9 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange }:
       root.select('.tl-ooms').attr('data-count', ooms.length).attr('d', ooms.map((c) => `M${c - 4.5},${ih - 0.5}l4.5,-8l4.5,8z`).join(''));
       root.select('.tl-oom-rules').attr('d', ooms.map((c) => `M${c},0V${ih}`).join(''));
       root.select('.tl-retries').attr('data-count', retries.length).attr('d', retries.map((c) => `M${c - 4},0.5h8l-4,7z`).join(''));
+      // Inserted calls: a dashed rule after their request.
+      const callColumns = s ? markerColumns(Int32Array.from(L.calls), xi) : [];
+      root.select('.tl-calls').attr('data-count', callColumns.length).attr('d', callColumns.map((c) => `M${c},0V${ih}`).join(''));
       root.selectAll('.tl-grid, .tl-x, .tl-y').attr('visibility', s ? null : 'hidden');
     }
 
@@ -247,6 +255,11 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange }:
         <li title="Requests where the allocator freed its cached blocks and retried">
           <span className="tl-mark tl-mk-retry">▼</span>retry{series ? ` ×${count(series.retries.length)}` : ''}
         </li>
+        {calls.length > 0 && (
+          <li title="torch.cuda.empty_cache() or reset_peak_memory_stats() inserted into the run">
+            <span className="tl-mark tl-mk-call">┆</span>call ×{count(calls.length)}
+          </li>
+        )}
         {isOom && <li className="tl-badge tl-badge-oom">OOM at the cursor</li>}
         {!isOom && isRetry && <li className="tl-badge tl-badge-retry">retry at the cursor</li>}
       </ul>
@@ -273,6 +286,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange }:
             <path className="tl-active" />
             <path className="tl-allocated" />
             <path className="tl-oom-rules" />
+            <path className="tl-calls" />
             <path className="tl-retries" />
             <path className="tl-ooms" />
             <line className="tl-cursor" />

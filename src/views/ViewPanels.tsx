@@ -9,7 +9,7 @@ import { Timeline } from './Timeline';
 const ALL = 'all';
 
 export function ViewPanels() {
-  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned } = useSession(
+  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({
       view: s.view,
@@ -21,8 +21,11 @@ export function ViewPanels() {
       look: s.look,
       setZoom: s.setZoom,
       setPinned: s.setPinned,
+      emptyCacheAfter: s.settings.emptyCacheAfter,
+      resetPeakAfter: s.settings.resetPeakAfter,
     })),
   );
+  const calls = useMemo(() => [...(emptyCacheAfter ?? []), ...(resetPeakAfter ?? [])], [emptyCacheAfter, resetPeakAfter]);
   const streamId = useId();
   const [stream, setStream] = useState<string>(ALL);
   const layout = view?.layout ?? null;
@@ -54,7 +57,7 @@ export function ViewPanels() {
         pinned={look.pinned}
         onPin={setPinned}
       />
-      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} />
+      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls} />
     </section>
   );
 }

@@ -89,6 +89,7 @@ test('an empty_cache() inserted at the cursor changes reserved memory and device
   await page.screenshot({ path: `${shots}/empty-cache.png` });
   // It is listed, can be removed, and travels in the link.
   expect(await page.getByRole('list', { name: 'Inserted calls' }).textContent()).toMatch(/empty_cache\(\) after 12,001/);
+  expect(await page.locator('path.tl-calls').getAttribute('data-count')).toBe('1'); // marked on the timeline
   expect(await page.evaluate<string>('window.splitscope.link()')).toMatch(/#v1=/);
   await page.getByRole('button', { name: 'remove all' }).click();
   await ready();
