@@ -4,7 +4,7 @@ import type { Capacity } from '../allocator/capacity';
 import { sameDecisions, type AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { recordedConfig } from './recorded-config';
-import { replay, type AddressModel, type ReplayResult } from './replay';
+import { replay, type AddressModel, type ReplayOptions, type ReplayResult } from './replay';
 import type { RequestStream } from './request-stream';
 import { requestStreamFromSnapshot, requestStreamFromTrace } from './request-stream-from-trace';
 import type { Snapshot } from './snapshot';
@@ -39,7 +39,18 @@ export interface SnapshotReplay {
   notes: string[];
 }
 
-export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOptions = {}): SnapshotReplay {
+/** Everything a replay of `snapshot` under `options` needs, short of running it. */
+export interface SnapshotReplayPlan {
+  stream: RequestStream;
+  config: AllocatorConfig;
+  recorded: AllocatorConfig;
+  addresses: AddressModel;
+  notes: string[];
+  /** For replay() or a ReplayCursor (add until / statsOnly as wanted). */
+  replayOptions: ReplayOptions;
+}
+
+export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOptions = {}): SnapshotReplayPlan {
   const recorded = recordedConfig(snapshot.allocator_settings);
   const notes: string[] = [];
   if (!recorded.known) {
@@ -68,23 +79,37 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
         'set_per_process_memory_fraction); give a capacity to see it work.',
     );
   }
-  const result = replay(stream, {
+  const replayOptions: ReplayOptions = {
     config,
     addresses,
     ...(options.capacity ? { capacity: options.capacity } : {}),
     ...(options.device !== undefined ? { device: options.device } : {}),
     ...(options.emptyCacheAfter ? { emptyCacheAfter: options.emptyCacheAfter } : {}),
     ...(options.resetPeakAfter ? { resetPeakAfter: options.resetPeakAfter } : {}),
+  };
+  return { stream, config, recorded: recorded.config, addresses, notes, replayOptions };
+}
+
+export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOptions = {}): SnapshotReplay {
+  const plan = planSnapshotReplay(snapshot, options);
+  const { stream, notes } = plan;
+  const result = replay(stream, {
+    ...plan.replayOptions,
     ...(options.statsOnly ? { statsOnly: true } : {}),
     ...(options.until !== undefined ? { until: options.until } : {}),
   });
-  if (result.divergences.length > 0) {
-    const first = result.divergences[0]!;
-    notes.push(
-      `The recording never made ${result.divergences.length} of the segments this replay needed ` +
-        `(first at request ${first.request}, ${first.size} bytes): those were placed by the driver model. ` +
-        'The usual reason is a memory cap in the recording that was not given (--capacity).',
-    );
-  }
-  return { result, stream, config, recorded: recorded.config, addresses, notes };
+  const note = divergenceNote(result);
+  if (note) notes.push(note);
+  return { result, stream, config: plan.config, recorded: plan.recorded, addresses: plan.addresses, notes };
+}
+
+/** What a recorded-address replay that had to place segments itself tells the user, if it did. */
+export function divergenceNote(result: ReplayResult): string | null {
+  if (result.divergences.length === 0) return null;
+  const first = result.divergences[0]!;
+  return (
+    `The recording never made ${result.divergences.length} of the segments this replay needed ` +
+    `(first at request ${first.request}, ${first.size} bytes): those were placed by the driver model. ` +
+    'The usual reason is a memory cap in the recording that was not given (--capacity).'
+  );
 }

@@ -83,10 +83,28 @@ export interface ReplayResult {
   series: ReplaySeries;
 }
 
-export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
+/** A replay in progress: everything its loop reads and writes, so that it can stop and go on. */
+interface ReplayRun {
+  stream: RequestStream;
+  allocator: CachingAllocator;
+  blocks: (Block | null)[];
+  events: EventLog;
+  statsOnly: boolean;
+  series: ReplaySeries;
+  ooms: ReplayOom[];
+  divergences: ReplayDivergence[];
+  atPeak: PeakMoment;
+  emptyCacheAfter: Set<number>;
+  resetPeakAfter: Set<number>;
+  /** The next request to apply. */
+  next: number;
+}
+
+/** A replay set up to its first request: the allocator, its device model and the state before the trace. */
+function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength: number): ReplayRun {
   // Each request records an alloc or free_requested + free_completed, plus some segment events.
   const statsOnly = options.statsOnly ?? false;
-  const events = new EventLog(Math.ceil(stream.length * 1.6) + 64, { countOnly: statsOnly });
+  const events = new EventLog(statsOnly ? 0 : Math.ceil(stream.length * 1.6) + 64, { countOnly: statsOnly });
   const divergences: ReplayDivergence[] = [];
   const driver = driverPlacementFor(stream, options.regionTop);
   const placement: DevicePlacement =
@@ -113,18 +131,32 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   for (const [blockId, block] of adoptInitialState(allocator, placement, stream)) blocks[blockId] = block;
   allocator.sink = events;
 
-  const n = Math.min(stream.length, (options.until ?? Infinity) + 1);
-  const allocatedSeries = new Float64Array(statsOnly ? 0 : n);
-  const reservedSeries = new Float64Array(statsOnly ? 0 : n);
+  const allocatedSeries = new Float64Array(statsOnly ? 0 : seriesLength);
   // Active equals allocated in the model (frees complete at once): one array serves both.
-  const series: ReplaySeries = { allocated: allocatedSeries, reserved: reservedSeries, active: allocatedSeries, retries: [] };
-  const ooms: ReplayOom[] = [];
-  const emptyCacheAfter = new Set(options.emptyCacheAfter ?? []);
-  const resetPeakAfter = new Set(options.resetPeakAfter ?? []);
-  const { kind, id, size, stream: streams } = stream;
+  const series: ReplaySeries = { allocated: allocatedSeries, reserved: new Float64Array(statsOnly ? 0 : seriesLength), active: allocatedSeries, retries: [] };
+  return {
+    stream,
+    allocator,
+    blocks,
+    events,
+    statsOnly,
+    series,
+    ooms: [],
+    divergences,
+    atPeak: { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 },
+    emptyCacheAfter: new Set(options.emptyCacheAfter ?? []),
+    resetPeakAfter: new Set(options.resetPeakAfter ?? []),
+    next: 0,
+  };
+}
+
+/** Applies requests run.next .. end - 1. */
+function advance(run: ReplayRun, end: number): void {
+  const { allocator, blocks, events, statsOnly, series, ooms, atPeak, emptyCacheAfter, resetPeakAfter } = run;
+  const { kind, id, size, stream: streams } = run.stream;
+  const { allocated: allocatedSeries, reserved: reservedSeries } = series;
   const stats = allocator.stats;
-  const atPeak: PeakMoment = { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 };
-  for (let i = 0; i < n; i++) {
+  for (let i = run.next; i < end; i++) {
     events.currentRequest = i;
     const blockId = id[i]!;
     if (kind[i] === RequestKind.alloc) {
@@ -156,5 +188,35 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
       atPeak.largestFreeBlock = allocator.largestFreeBlock();
     }
   }
+  run.next = Math.max(run.next, end);
+}
+
+export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
+  const n = Math.min(stream.length, (options.until ?? Infinity) + 1);
+  const run = startReplay(stream, options, n);
+  advance(run, n);
+  const { allocator, atPeak, events, ooms, divergences, series } = run;
   return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, series };
+}
+
+/**
+ * The allocator at any request, cheaply in order: a forward move applies only the requests between,
+ * a move back replays from the start. For cursors that play and step (the views), not for figures
+ * that need the whole run.
+ */
+export class ReplayCursor {
+  private run: ReplayRun | null = null;
+
+  constructor(
+    private readonly stream: RequestStream,
+    private readonly options: Omit<ReplayOptions, 'until' | 'statsOnly'>,
+  ) {}
+
+  /** The allocator after request `index` (its state belongs to this cursor: read it, do not change it). */
+  at(index: number): CachingAllocator {
+    const end = Math.min(this.stream.length, index + 1);
+    if (!this.run || this.run.next > end) this.run = startReplay(this.stream, { ...this.options, statsOnly: true }, 0);
+    advance(this.run, end);
+    return this.run.allocator;
+  }
 }

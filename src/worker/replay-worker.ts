@@ -7,8 +7,9 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { fragmentation } from '../trace/fragmentation';
 import { layoutBuffers, memoryLayout } from '../trace/memory-layout';
-import { replay, type ReplayOom, type ReplayResult } from '../trace/replay';
-import { replaySnapshot } from '../trace/replay-snapshot';
+import type { CachingAllocator } from '../allocator/caching-allocator';
+import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay';
+import { divergenceNote, planSnapshotReplay } from '../trace/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/request-stream';
 import type { Snapshot } from '../trace/snapshot';
 import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot-file';
@@ -45,10 +46,10 @@ function devicesOf(snapshot: Snapshot): number[] {
   return [...devices].sort((a, b) => a - b);
 }
 
-function run(
-  settings: ReplaySettings,
-  until?: number,
-): { result: ReplayResult; summary: Omit<ReplaySummary, 'events' | 'stats' | 'ooms' | 'peakReserved'> } {
+type SummaryBase = Omit<ReplaySummary, 'events' | 'stats' | 'ooms' | 'peakReserved'>;
+
+/** How the source replays under `settings`: its request stream, the replay's options, the summary's facts. */
+function plan(settings: ReplaySettings): { stream: RequestStream; options: ReplayOptions; summary: SummaryBase } {
   if (!source) throw new Error('Nothing is open.');
   const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : undefined;
   const actions = {
@@ -63,44 +64,39 @@ function run(
       source.device = device;
       source.stream = null;
       source.allocIndex = null;
+      cursors.clear();
     }
-    const r = replaySnapshot(source.snapshot, {
+    const p = planSnapshotReplay(source.snapshot, {
       ...(settings.conf !== null ? { conf: settings.conf } : {}),
       ...(capacity ? { capacity } : {}),
       ...(source.stream ? { stream: source.stream } : {}),
-      ...(until !== undefined ? { until } : {}),
       ...actions,
       device,
     });
-    source.stream = r.stream;
+    source.stream = p.stream;
     return {
-      result: r.result,
+      stream: p.stream,
+      options: p.replayOptions,
       summary: {
         source: source.name,
         sourceKind: 'snapshot',
-        conf: configToString(r.config),
-        recordedConf: configToString(r.recorded),
+        conf: configToString(p.config),
+        recordedConf: configToString(p.recorded),
         capacityBytes: settings.capacityBytes,
-        addresses: r.addresses,
-        requests: r.stream.length,
+        addresses: p.addresses,
+        requests: p.stream.length,
         device,
         devices,
         stepStarts: [],
-        notes: r.notes,
+        notes: p.notes,
       },
     };
   }
   const parsed = settings.conf !== null ? parseAllocConf(settings.conf) : { config: DEFAULT_CONFIG, warnings: [] };
   const stream = source.stream!;
-  const result = replay(stream, {
-    config: parsed.config,
-    addresses: 'simulated',
-    ...(capacity ? { capacity } : {}),
-    ...(until !== undefined ? { until } : {}),
-    ...actions,
-  });
   return {
-    result,
+    stream,
+    options: { config: parsed.config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...actions },
     summary: {
       source: source.name,
       sourceKind: 'workload',
@@ -117,20 +113,44 @@ function run(
   };
 }
 
+/** The whole replay under `settings` (up to `until`, when given). */
+function run(settings: ReplaySettings, until?: number): { result: ReplayResult; summary: SummaryBase } {
+  const { stream, options, summary } = plan(settings);
+  const result = replay(stream, { ...options, ...(until !== undefined ? { until } : {}) });
+  const note = divergenceNote(result);
+  if (note) summary.notes = [...summary.notes, note];
+  return { result, summary };
+}
+
+/** Cursors by settings, so that stepping and playing go on from where the view was (a few configs at most). */
+const cursors = new Map<string, ReplayCursor>();
+
+function cursorFor(settings: ReplaySettings): ReplayCursor {
+  const key = JSON.stringify(settings);
+  let cursor = cursors.get(key);
+  if (!cursor) {
+    const { stream, options } = plan(settings);
+    cursor = new ReplayCursor(stream, options);
+    if (cursors.size >= 8) cursors.delete(cursors.keys().next().value!);
+    cursors.set(key, cursor);
+  }
+  return cursor;
+}
+
 function allocIndexOf(stream: RequestStream): Int32Array {
   const at = new Int32Array(stream.idCount).fill(-1);
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc) at[stream.id[i]!] = i;
   return at;
 }
 
-function viewOf(result: ReplayResult, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
+function viewOf(allocator: CachingAllocator, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
   source!.allocIndex ??= allocIndexOf(source!.stream!);
   const at = source!.allocIndex;
   return {
     cursor,
-    stats: result.allocator.memoryStats(),
-    fragmentation: fragmentation(result.allocator),
-    layout: memoryLayout(result.allocator, (id) => (id >= 0 && id < at.length ? at[id]! : -1)),
+    stats: allocator.memoryStats(),
+    fragmentation: fragmentation(allocator),
+    layout: memoryLayout(allocator, (id) => (id >= 0 && id < at.length ? at[id]! : -1)),
     oom: ooms.get(cursor)?.message ?? null,
     oomWhy: ooms.get(cursor)?.why ?? [],
   };
@@ -158,7 +178,7 @@ function clampCursor(cursor: number | null): number {
 /** The state after `cursor` under `settings` (the full replay when the cursor is at its end). */
 function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
   const atEnd = cursor === (source?.stream?.length ?? 0) - 1;
-  return viewOf(full && atEnd ? full : run(settings, cursor).result, cursor, ooms);
+  return viewOf(full && atEnd ? full.allocator : cursorFor(settings).at(cursor), cursor, ooms);
 }
 
 function framesOf(id: number): string[] {
@@ -175,6 +195,7 @@ function handle(m: ToWorker): void {
     const snapshot = decodeSnapshotFile(new Uint8Array(m.bytes), { onProgress: (fraction) => post({ type: 'progress', fraction }) });
     // Only a file that parsed replaces the current source: a bad file leaves the view as it was.
     source = { name: m.name, snapshot, stream: null, device: 0, allocIndex: null };
+    cursors.clear();
     post({ type: 'opened', name: m.name });
     return;
   }
@@ -183,6 +204,7 @@ function handle(m: ToWorker): void {
     if (!workload) throw new Error(`There is no built-in workload "${m.id}".`);
     const stream = workload.generate(m.params);
     source = { name: `${workload.name} (built-in workload)`, snapshot: null, stream, device: 0, allocIndex: null };
+    cursors.clear();
     post({ type: 'opened', name: source.name });
     return;
   }
