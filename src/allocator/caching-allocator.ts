@@ -237,8 +237,7 @@ export class CachingAllocator {
   /** Pages [addr, addr + size) of an adopted expandable segment, mapped before the model started: free. */
   adoptMapping(addr: number, size: number): void {
     const segment = this.segmentContaining(addr);
-    let block: Block | null = segment?.head ?? null;
-    while (block && !(block.addr <= addr && addr < block.addr + block.size)) block = block.next;
+    const block = segment ? blockAt(segment, addr) : null;
     if (!segment?.expandable || !block || block.mapped || addr + size > block.addr + block.size) {
       throw new Error(`address range ${addr}+${size} is not inside an unmapped part of an expandable segment`);
     }
@@ -264,8 +263,7 @@ export class CachingAllocator {
   adoptAllocation(addr: number, size: number, requested: number, tag: number): Block {
     const segment = this.segmentContaining(addr);
     if (!segment) throw new Error(`no segment holds address ${addr}`);
-    let block: Block | null = segment.head;
-    while (block && !(block.addr <= addr && addr < block.addr + block.size)) block = block.next;
+    const block = blockAt(segment, addr);
     if (!block || block.allocated || !block.mapped || addr + size > block.addr + block.size) {
       throw new Error(`address range ${addr}+${size} is not inside one free block`);
     }
@@ -273,7 +271,7 @@ export class CachingAllocator {
     pool.blocks.delete(block);
     // Carve off a free block before the range, then let allocFoundBlock split off the rest.
     if (block.addr < addr) {
-      const before = new Block(block.addr, addr - block.addr, block.stream, block.small, segment);
+      const before = this.newBlock(block.addr, addr - block.addr, block.stream, block.small, segment);
       this.linkBefore(before, block);
       block.addr = addr;
       block.size -= before.size;
@@ -750,4 +748,11 @@ export class CachingAllocator {
       }),
     };
   }
+}
+
+/** The block of `segment` that holds `addr`, if any (adoption only: it walks the segment). */
+function blockAt(segment: Segment, addr: number): Block | null {
+  let block: Block | null = segment.head;
+  while (block && !(block.addr <= addr && addr < block.addr + block.size)) block = block.next;
+  return block;
 }

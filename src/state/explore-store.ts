@@ -2,11 +2,10 @@
 // garbage_collection_threshold (on top of the current config), or a generated workload under many
 // seeds (how likely an OOM is), replayed in parallel sweep workers.
 import { create } from 'zustand';
-import { parseAllocConf } from '../allocator/config-parser';
 import { PARAM_VALUES, withParam, type SweepParam, type SweepRow } from '../trace/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream, useSession } from './session-store';
-import { deal, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
+import { deal, replayBasis, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
 
 export type ExploreAxis = SweepParam | 'seed';
 
@@ -36,10 +35,10 @@ export function exploreIdle(): Promise<void> {
 
 async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: number }): Promise<void> {
   running?.stop();
-  const { settings, summary, sourceLink } = useSession.getState();
-  if (!summary) return;
-  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
-  const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : null;
+  const { sourceLink } = useSession.getState();
+  const basis = replayBasis();
+  if (!basis) return;
+  const { asked, recorded, capacity } = basis;
   let values: number[];
   let jobs: SweepJob[];
   if (axis === 'seed') {
@@ -59,7 +58,6 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
     }));
   } else {
     values = options.values ?? [...PARAM_VALUES[axis]];
-    const recorded = summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null;
     let configs;
     try {
       configs = values.map((v, index) => ({ index, config: withParam(asked, axis, v) }));

@@ -1,15 +1,14 @@
 // The tuning guide for the current source: once the max_split sweep is in, the other settings worth
 // trying are replayed in a sweep worker and ranked against the current config (trace/tuning-guide.ts).
 import { create } from 'zustand';
-import { parseAllocConf } from '../allocator/config-parser';
 import { MIN_BLOCK_SIZE } from '../allocator/constants';
 import { RequestKind } from '../trace/request-stream';
 import type { SweepRow } from '../trace/sweep';
 import { adviseMaxSplit } from '../trace/sweep-advice';
 import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/tuning-guide';
 import type { SweepJob } from '../worker/sweep-worker';
-import { sourceStream, useSession } from './session-store';
-import { runSweepJobs } from './sweep-pool';
+import { sourceStream } from './session-store';
+import { replayBasis, runSweepJobs } from './sweep-pool';
 import { useSweep } from './sweep-store';
 
 interface GuideState {
@@ -25,12 +24,10 @@ let generation = 0;
 async function build(): Promise<void> {
   const mine = ++generation;
   useGuide.setState({ guide: null, error: null });
-  const { settings, summary } = useSession.getState();
   const { rows, largestRequest } = useSweep.getState();
-  if (!summary) return;
-  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
-  const recorded = summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null;
-  const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : null;
+  const basis = replayBasis();
+  if (!basis) return;
+  const { asked, recorded, capacity } = basis;
   const best = adviseMaxSplit(rows.filter((r): r is SweepRow => r !== null), largestRequest)?.best.max_split_size_mb ?? null;
   const stream = await sourceStream();
   if (mine !== generation) return;

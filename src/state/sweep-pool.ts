@@ -1,6 +1,10 @@
 // Sweep workers for a batch of replays: one job per worker, rows reported as they arrive. Shared by
 // the max_split sweep, the tuning guide and the sweep explorer.
 import type { StoreApi } from 'zustand';
+import type { Capacity } from '../allocator/capacity';
+import type { AllocatorConfig } from '../allocator/config';
+import { parseAllocConf } from '../allocator/config-parser';
+import { useSession } from './session-store';
 import type { SweepRow } from '../trace/sweep';
 import type { SweepJob, SweepReply } from '../worker/sweep-worker';
 
@@ -9,6 +13,18 @@ export interface SweepRun {
   done: Promise<void>;
   /** Stops every worker of the run. */
   stop(): void;
+}
+
+/** What the session's source replays under in a sweep worker: the config asked for, the recorded one
+ * (snapshots; null for a generated workload) and the memory cap. Null before anything replayed. */
+export function replayBasis(): { asked: AllocatorConfig; recorded: AllocatorConfig | null; capacity: Capacity | null } | null {
+  const { settings, summary } = useSession.getState();
+  if (!summary) return null;
+  return {
+    asked: parseAllocConf(settings.conf ?? summary.conf).config,
+    recorded: summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null,
+    capacity: settings.capacityBytes !== null ? { kind: 'fraction', bytes: settings.capacityBytes } : null,
+  };
 }
 
 /** Workers worth starting for `tasks` replays: one per core but one for the page, at least one. */

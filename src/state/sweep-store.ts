@@ -4,13 +4,12 @@
 import { create } from 'zustand';
 import { MiB } from '../allocator/constants';
 import { configToString, type AllocatorConfig } from '../allocator/config';
-import { parseAllocConf } from '../allocator/config-parser';
 import { RequestKind, type RequestStream } from '../trace/request-stream';
 import type { SweepRow } from '../trace/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { maxSplitSteps } from './max-split-steps';
 import { sourceStream, useSession } from './session-store';
-import { deal, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
+import { deal, replayBasis, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
 
 interface SweepState {
   /** The settings swept (MiB, null = unlimited), in slider order. */
@@ -58,12 +57,10 @@ export function runSweep(values: (number | null)[] = maxSplitSteps(sliderTopMiB(
 async function sweep(values: (number | null)[], workers: number | undefined): Promise<void> {
   stop();
   const mineGeneration = ++generation;
-  const { settings, summary } = useSession.getState();
-  if (!summary) return;
-  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
+  const basis = replayBasis();
+  if (!basis) return;
+  const { asked, recorded, capacity } = basis;
   const base: AllocatorConfig = { ...asked, maxSplitSize: Infinity };
-  const recorded = summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null;
-  const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : null;
   const n = workerCount(values.length, workers);
   useSweep.setState({ values, rows: values.map(() => null), done: false, workers: n, error: null });
   let stream: RequestStream;
@@ -94,9 +91,9 @@ export function sweepIdle(): Promise<void> {
 /** What a sweep depends on: the source, the config but max_split, the cap. */
 function sweepKey(): string {
   const { settings, summary, sourceLink } = useSession.getState();
-  if (!summary) return '';
-  const asked = parseAllocConf(settings.conf ?? summary.conf).config;
-  return JSON.stringify([sourceLink, summary.source, summary.requests, configToString({ ...asked, maxSplitSize: Infinity }), settings.capacityBytes, settings.device ?? 0]);
+  const basis = replayBasis();
+  if (!summary || !basis) return '';
+  return JSON.stringify([sourceLink, summary.source, summary.requests, configToString({ ...basis.asked, maxSplitSize: Infinity }), settings.capacityBytes, settings.device ?? 0]);
 }
 
 /** Keeps the sweep in step with the view. */

@@ -4,10 +4,10 @@
 import { useEffect, useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { configToString } from '../allocator/config';
-import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { explore, useExplore, type ExploreAxis } from '../state/explore-store';
 import { useSession } from '../state/session-store';
+import { replayBasis } from '../state/sweep-pool';
 import { oomProbability } from '../trace/seed-sweep';
 import { withParam, type SweepRow } from '../trace/sweep';
 import { usePanel } from './use-panel';
@@ -41,8 +41,8 @@ export function SweepExplorer() {
       if (sourceLink?.kind === 'workload') openWorkload(sourceLink.id, { ...sourceLink.params, seed: values[i]! });
       return;
     }
-    const asked = parseAllocConf(settings.conf ?? summary.conf).config;
-    setConf(configToString(withParam(asked, axis, values[i]!)));
+    const basis = replayBasis();
+    if (basis) setConf(configToString(withParam(basis.asked, axis, values[i]!)));
   };
   const label = (v: number): string => (axis === 'seed' ? `seed ${v}` : v === 0 ? 'off' : String(v));
   return (
