@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'fflate';
-import { decodeSnapshotFile } from '../src/trace/snapshot-file';
+import { decodeSnapshotFile } from '../src/trace/snapshot/snapshot-file';
 import { best, fixture, report, ROOT } from './harness';
 
 function measure(title: string, bytes: Uint8Array, pickleBytes: number): void {

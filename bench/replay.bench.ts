@@ -4,10 +4,10 @@ import { readFileSync } from 'node:fs';
 import type { OrderedFreeBlocks } from '../src/allocator/free-block-set';
 import { FreeBlockSet } from '../src/allocator/free-block-set';
 import { parseAllocConf } from '../src/allocator/config-parser';
-import { recordedConfig } from '../src/trace/recorded-config';
-import { replay } from '../src/trace/replay';
-import { requestStreamFromSnapshot } from '../src/trace/request-stream-from-trace';
-import { decodeSnapshotFile } from '../src/trace/snapshot-file';
+import { recordedConfig } from '../src/trace/snapshot/recorded-config';
+import { replay } from '../src/trace/replay/replay';
+import { requestStreamFromSnapshot } from '../src/trace/stream/request-stream-from-trace';
+import { decodeSnapshotFile } from '../src/trace/snapshot/snapshot-file';
 import { BTreeFreeBlocks, SdslFreeBlocks } from './alt-free-block-sets';
 import { best, fixture, report } from './harness';
 

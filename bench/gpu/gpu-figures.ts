@@ -4,13 +4,13 @@
 // on and off. Kernel times are wall-clock around submissions of `repeat` dispatches, best of five.
 import { GiB } from '../../src/allocator/constants';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
-import { WORD_BYTES } from '../../src/gpu/arena-layout';
-import { CHUNK_U32S } from '../../src/gpu/block-chunks';
-import { GpuArena } from '../../src/gpu/gpu-arena';
+import { WORD_BYTES } from '../../src/gpu/stress/arena-layout';
+import { CHUNK_U32S } from '../../src/gpu/stress/block-chunks';
+import { GpuArena } from '../../src/gpu/stress/gpu-arena';
 import { GpuSlot } from '../../src/gpu/gpu-slot';
-import { LiveRun } from '../../src/gpu/live-run';
-import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress-run';
-import { transformerTraining } from '../../src/trace/workloads';
+import { LiveRun } from '../../src/gpu/stress/live-run';
+import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
+import { transformerTraining } from '../../src/trace/stream/workloads';
 
 export interface GpuFigures {
   adapter: string;

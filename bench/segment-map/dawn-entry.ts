@@ -1,7 +1,7 @@
 // The segment map's frame time on the device machine's GPU (Dawn for Node: no canvas, so the painter
 // draws an offscreen texture of the canvas's size). node bench/segment-map/build-dawn.mjs bundles it.
 import { create, globals } from 'webgpu';
-import { SegmentMapPainter, SegmentMapScene } from '../../src/gpu/segment-map-painter';
+import { SegmentMapPainter, SegmentMapScene } from '../../src/gpu/segment-map/segment-map-painter';
 import { frameLoop, HEIGHT, WIDTH } from './frame-loop';
 import { syntheticLayout } from './synthetic-layout';
 

@@ -1,9 +1,9 @@
 // The benchmark's frames: zoom from the whole map in to 1/64 of it and back while panning across,
 // each frame timed from the view change to the GPU finishing it. Shared by the browser harness
 // (canvas) and the device run (Dawn for Node, an offscreen texture).
-import { fitSegmentMap } from '../../src/gpu/segment-map-geometry';
-import type { SegmentMapView } from '../../src/gpu/segment-map-painter';
-import type { MemoryLayout } from '../../src/trace/memory-layout';
+import { fitSegmentMap } from '../../src/plot/segment-map-geometry';
+import type { SegmentMapView } from '../../src/gpu/segment-map/segment-map-painter';
+import type { MemoryLayout } from '../../src/trace/measures/memory-layout';
 
 export interface FrameFigures {
   backend: string;

@@ -2,14 +2,14 @@
 // serve-harness.ts). `?layout=transformer|gpt2|synthetic&blocks=N&theme=dark`.
 import { createRoot } from 'react-dom/client';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
-import { fitSegmentMap, blockRect } from '../../src/gpu/segment-map-geometry';
-import { SegmentMapRenderer } from '../../src/gpu/segment-map-renderer';
-import { memoryLayout, type MemoryLayout } from '../../src/trace/memory-layout';
-import { replay } from '../../src/trace/replay';
-import { replaySnapshot } from '../../src/trace/replay-snapshot';
-import { RequestKind, type RequestStream } from '../../src/trace/request-stream';
-import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
-import { transformerTraining } from '../../src/trace/workloads';
+import { fitSegmentMap, blockRect } from '../../src/plot/segment-map-geometry';
+import { SegmentMapRenderer } from '../../src/gpu/segment-map/segment-map-renderer';
+import { memoryLayout, type MemoryLayout } from '../../src/trace/measures/memory-layout';
+import { replay } from '../../src/trace/replay/replay';
+import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
+import { RequestKind, type RequestStream } from '../../src/trace/stream/request-stream';
+import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
+import { transformerTraining } from '../../src/trace/stream/workloads';
 import { SegmentMap } from '../../src/views/SegmentMap';
 import { frameLoop, HEIGHT, WIDTH, type FrameFigures } from './frame-loop';
 import { syntheticLayout } from './synthetic-layout';

@@ -1,7 +1,7 @@
 // A large MemoryLayout made directly (no replay): the segment map's stress case, e.g. a million
 // blocks in a few thousand segments over two streams and both pools. Seeded, so every run draws the same.
-import { BlockState, emptyLayout, type MemoryLayout } from '../../src/trace/memory-layout';
-import { Prng } from '../../src/trace/workloads/prng';
+import { BlockState, emptyLayout, type MemoryLayout } from '../../src/trace/measures/memory-layout';
+import { Prng } from '../../src/trace/stream/workloads/prng';
 
 const MiB = 2 ** 20;
 

@@ -7,18 +7,18 @@ import { configToString, sameDecisions } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
-import { ImportError } from '../trace/import-error';
-import { replaySnapshot } from '../trace/replay-snapshot';
-import type { AddressModel } from '../trace/replay';
-import type { Snapshot } from '../trace/snapshot';
-import { exportSnapshot } from '../trace/snapshot-export';
+import { ImportError } from '../lib/import-error';
+import { replaySnapshot } from '../trace/replay/replay-snapshot';
+import type { AddressModel } from '../trace/replay/replay';
+import type { Snapshot } from '../trace/snapshot/snapshot';
+import { exportSnapshot } from '../trace/replay/snapshot-export';
 import {
   decodeSnapshotFile,
   decodeSnapshotForReplay,
   encodeSnapshotFile,
   type SnapshotForReplay,
-} from '../trace/snapshot-file';
-import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep';
+} from '../trace/snapshot/snapshot-file';
+import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { nodeGunzip } from './node-gunzip';
 
 const USAGE = `usage:

@@ -1,6 +1,6 @@
 // The page's GPU: one arena, acquired when first needed, shared by successive stress runs, and
 // replaced after a device loss (or a change of arena size).
-import { GpuArena } from './gpu-arena';
+import { GpuArena } from './stress/gpu-arena';
 import type { GpuUnavailable } from './gpu-context';
 
 /** The page's GPU, shared by successive runs: acquired once, replaced after a loss. */

@@ -1,10 +1,10 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
-import type { LiveRunStatus } from '../gpu/live-run';
+import type { LiveRunStatus } from '../gpu/stress/live-run';
 import { useCompare } from './compare-store';
 import { explore, useExplore, type ExploreAxis } from './explore-store';
 import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
-import type { SweepRow } from '../trace/sweep';
+import type { SweepRow } from '../trace/sweep/sweep';
 import { drawsSettled } from './draw-sync';
 import { currentLink } from './share-link';
 import { runSweep, sweepIdle, useSweep } from './sweep-store';

@@ -2,7 +2,7 @@
 // garbage_collection_threshold (on top of the current config), or a generated workload under many
 // seeds (how likely an OOM is), replayed in parallel sweep workers.
 import { create } from 'zustand';
-import { PARAM_VALUES, withParam, type SweepParam, type SweepRow } from '../trace/sweep';
+import { PARAM_VALUES, withParam, type SweepParam, type SweepRow } from '../trace/sweep/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream, useSession } from './session-store';
 import { deal, replayBasis, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';

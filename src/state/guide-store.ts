@@ -2,10 +2,10 @@
 // trying are replayed in a sweep worker and ranked against the current config (trace/tuning-guide.ts).
 import { create } from 'zustand';
 import { MIN_BLOCK_SIZE } from '../allocator/constants';
-import { RequestKind } from '../trace/request-stream';
-import type { SweepRow } from '../trace/sweep';
-import { adviseMaxSplit } from '../trace/sweep-advice';
-import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/tuning-guide';
+import { RequestKind } from '../trace/stream/request-stream';
+import type { SweepRow } from '../trace/sweep/sweep';
+import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
+import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/sweep/tuning-guide';
 import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream } from './session-store';
 import { replayBasis, runSweepJobs } from './sweep-pool';

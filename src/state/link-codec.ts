@@ -3,7 +3,7 @@
 // every field are checked, and anything wrong becomes a LinkError that names the problem.
 import { deflateSync, Inflate, strFromU8, strToU8 } from 'fflate';
 import { z } from 'zod';
-import { concatBytes } from '../trace/concat-bytes';
+import { concatBytes } from '../lib/concat-bytes';
 import { LinkError } from './link-error';
 
 export const LINK_VERSION = 1;

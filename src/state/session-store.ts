@@ -5,11 +5,11 @@ import { MiB } from '../allocator/constants';
 import { configToString } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
-import type { RequestStream } from '../trace/request-stream';
-import { WORKLOADS } from '../trace/workloads';
+import type { RequestStream } from '../trace/stream/request-stream';
+import { WORKLOADS } from '../trace/stream/workloads';
 import type { CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from '../worker/replay-protocol';
 import { MAX_EMBEDDED_FILE_BYTES, toBase64Url, type LinkSource } from './link-codec';
-import { sha256Hex } from './sha256';
+import { sha256Hex } from '../lib/sha256';
 
 /** Settings and cursor a source opens with (a share link's), instead of its own and the end. */
 export interface OpenAt {

@@ -3,7 +3,7 @@
 import { useCompare } from './compare-store';
 import { decodeLink, encodeLink, fromBase64Url, type LinkSource, type LinkState } from './link-codec';
 import { LinkError } from './link-error';
-import { sha256Hex } from './sha256';
+import { sha256Hex } from '../lib/sha256';
 import { awaitFile, DEFAULT_LOOK, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */

@@ -7,9 +7,9 @@ import { DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { GpuSlot } from '../gpu/gpu-slot';
-import { LiveRun, type LiveRunStatus } from '../gpu/live-run';
-import type { RequestStream } from '../trace/request-stream';
-import { workloadById, WORKLOADS } from '../trace/workloads';
+import { LiveRun, type LiveRunStatus } from '../gpu/stress/live-run';
+import type { RequestStream } from '../trace/stream/request-stream';
+import { workloadById, WORKLOADS } from '../trace/stream/workloads';
 import { sourceStream, useSession } from './session-store';
 
 /** The stress run's source that is the page's own (the open snapshot or workload). */

@@ -5,7 +5,7 @@ import type { Capacity } from '../allocator/capacity';
 import type { AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { useSession } from './session-store';
-import type { SweepRow } from '../trace/sweep';
+import type { SweepRow } from '../trace/sweep/sweep';
 import type { SweepJob, SweepReply } from '../worker/sweep-worker';
 
 export interface SweepRun {

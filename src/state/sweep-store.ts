@@ -4,8 +4,8 @@
 import { create } from 'zustand';
 import { MiB } from '../allocator/constants';
 import { configToString, type AllocatorConfig } from '../allocator/config';
-import { RequestKind, type RequestStream } from '../trace/request-stream';
-import type { SweepRow } from '../trace/sweep';
+import { RequestKind, type RequestStream } from '../trace/stream/request-stream';
+import type { SweepRow } from '../trace/sweep/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { maxSplitSteps } from './max-split-steps';
 import { sourceStream, useSession } from './session-store';

@@ -8,7 +8,7 @@ import { useCompare } from '../state/compare-store';
 import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
 import { startDefaultStress } from '../state/stress-store';
-import { WORKLOADS } from '../trace/workloads';
+import { WORKLOADS } from '../trace/stream/workloads';
 import { ActionsPanel } from './ActionsPanel';
 import { ConfigPanel } from './ConfigPanel';
 import { DeviceBar } from './DeviceBar';

@@ -6,7 +6,7 @@ import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { MiB } from '../allocator/constants';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
-import { deviceMemory } from '../trace/device-memory';
+import { deviceMemory } from '../trace/measures/device-memory';
 
 /** A CUDA context takes a few hundred MiB; other processes add theirs. */
 const DEFAULT_OTHER_MIB = 500;

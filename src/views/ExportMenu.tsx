@@ -4,8 +4,8 @@ import { useState } from 'react';
 import { usePanel } from './use-panel';
 import { exportRun, useSession } from '../state/session-store';
 import { useSweep } from '../state/sweep-store';
-import type { SweepRow } from '../trace/sweep';
-import { sweepCsv } from '../trace/sweep-csv';
+import type { SweepRow } from '../trace/sweep/sweep';
+import { sweepCsv } from '../trace/sweep/sweep-csv';
 import { segmentMapPng, segmentMapSvg } from './segment-map-export';
 import { download, standaloneSvg, svgToPng } from './svg-export';
 

@@ -6,7 +6,7 @@ import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
 import { SNAPSHOT_SOURCE, useStress } from '../state/stress-store';
-import { workloadById, WORKLOADS, type WorkloadParam } from '../trace/workloads';
+import { workloadById, WORKLOADS, type WorkloadParam } from '../trace/stream/workloads';
 
 const ARENA_SIZES = [16 * MiB, 64 * MiB, 256 * MiB, 1 * GiB, 2 * GiB - 4];
 const DEVICE_SIZES: [string, number][] = [

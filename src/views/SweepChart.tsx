@@ -4,8 +4,8 @@ import { max, scaleLinear } from 'd3';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
 import { useSweep } from '../state/sweep-store';
-import { adviseMaxSplit } from '../trace/sweep-advice';
-import type { SweepRow } from '../trace/sweep';
+import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
+import type { SweepRow } from '../trace/sweep/sweep';
 
 const W = 300;
 const H = 64;

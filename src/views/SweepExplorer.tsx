@@ -8,8 +8,8 @@ import { formatSize } from '../allocator/format-size';
 import { explore, useExplore, type ExploreAxis } from '../state/explore-store';
 import { useSession } from '../state/session-store';
 import { replayBasis } from '../state/sweep-pool';
-import { oomProbability } from '../trace/seed-sweep';
-import { withParam, type SweepRow } from '../trace/sweep';
+import { oomProbability } from '../trace/sweep/seed-sweep';
+import { withParam, type SweepRow } from '../trace/sweep/sweep';
 import { usePanel } from './use-panel';
 
 const AXES: [ExploreAxis, string][] = [

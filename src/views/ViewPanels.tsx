@@ -2,7 +2,7 @@
 import { useId, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { allocationFrames, useSession } from '../state/session-store';
-import { layoutOfStream, layoutStreams } from '../trace/memory-layout';
+import { layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
 import { SegmentMap } from './SegmentMap';
 import { Timeline } from './Timeline';
 

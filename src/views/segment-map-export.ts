@@ -1,7 +1,7 @@
 // The segment map as a file: its rectangles at the current zoom as SVG rects under its ruler and lane
 // labels (the on-screen overlay, styles inlined), and the same picture as PNG.
-import type { MapRect } from '../gpu/segment-map-rects';
-import { HATCH_COLOR, PALETTE } from '../gpu/segment-map-palette';
+import type { MapRect } from '../gpu/segment-map/segment-map-rects';
+import { HATCH_COLOR, PALETTE } from '../gpu/segment-map/segment-map-palette';
 import { standaloneSvg, svgToPng } from './svg-export';
 
 export interface ExportableMap {

@@ -1,8 +1,8 @@
 // Messages between the page and the replay worker.
-import type { Fragmentation } from '../trace/fragmentation';
-import type { MemoryLayout } from '../trace/memory-layout';
-import type { ReplayOom } from '../trace/replay';
-import type { RequestStream } from '../trace/request-stream';
+import type { Fragmentation } from '../trace/measures/fragmentation';
+import type { MemoryLayout } from '../trace/measures/memory-layout';
+import type { ReplayOom } from '../trace/replay/replay';
+import type { RequestStream } from '../trace/stream/request-stream';
 
 /** What a replay runs under; null fields take the source's own (recorded config, no cap). */
 export interface ReplaySettings {

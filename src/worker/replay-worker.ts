@@ -2,18 +2,18 @@
 // with exactly one reply (the page counts them to know when it is idle).
 /// <reference lib="webworker" />
 import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
-import { exportSnapshot } from '../trace/snapshot-export';
+import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
-import { fragmentation } from '../trace/fragmentation';
-import { layoutBuffers, memoryLayout } from '../trace/memory-layout';
+import { fragmentation } from '../trace/measures/fragmentation';
+import { layoutBuffers, memoryLayout } from '../trace/measures/memory-layout';
 import type { CachingAllocator } from '../allocator/caching-allocator';
-import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay';
-import { divergenceNote, planSnapshotReplay } from '../trace/replay-snapshot';
-import { RequestKind, type RequestStream } from '../trace/request-stream';
-import type { Snapshot } from '../trace/snapshot';
-import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot-file';
-import { workloadById } from '../trace/workloads';
+import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay/replay';
+import { divergenceNote, planSnapshotReplay } from '../trace/replay/replay-snapshot';
+import { RequestKind, type RequestStream } from '../trace/stream/request-stream';
+import type { Snapshot } from '../trace/snapshot/snapshot';
+import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
+import { workloadById } from '../trace/stream/workloads';
 import type { CompareRun, CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from './replay-protocol';
 
 interface Source {

@@ -4,9 +4,9 @@
 /// <reference lib="webworker" />
 import type { AllocatorConfig } from '../allocator/config';
 import type { Capacity } from '../allocator/capacity';
-import type { RequestStream } from '../trace/request-stream';
-import { seedRow } from '../trace/seed-sweep';
-import { configRow, sweepRow, type SweepRow } from '../trace/sweep';
+import type { RequestStream } from '../trace/stream/request-stream';
+import { seedRow } from '../trace/sweep/seed-sweep';
+import { configRow, sweepRow, type SweepRow } from '../trace/sweep/sweep';
 
 export interface SourceJob {
   kind: 'source';

@@ -4,8 +4,8 @@
 import { execFileSync } from 'node:child_process';
 import { expect, test } from 'vitest';
 import { parseAllocConf } from '../../src/allocator/config-parser';
-import { seedRow } from '../../src/trace/seed-sweep';
-import type { SweepRow } from '../../src/trace/sweep';
+import { seedRow } from '../../src/trace/sweep/seed-sweep';
+import type { SweepRow } from '../../src/trace/sweep/sweep';
 import { openPage, SHOTS as shots } from './open-page';
 
 const session = openPage();

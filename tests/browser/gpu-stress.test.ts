@@ -2,7 +2,7 @@
 // snapshot run through the allocator and the arena with verify after every batch and find no
 // mismatches; the overlap fault makes verify find them. Every test here fails without an adapter.
 import { expect, test } from 'vitest';
-import { WORKLOADS } from '../../src/trace/workloads';
+import { WORKLOADS } from '../../src/trace/stream/workloads';
 import { openPage, SHOTS as shots } from './open-page';
 
 const session = openPage();

@@ -5,7 +5,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { HARNESS_ORIGIN, serveHarness } from '../../bench/segment-map/serve-harness';
 import { formatSize } from '../../src/allocator/format-size';
-import { PALETTE } from '../../src/gpu/segment-map-palette';
+import { PALETTE } from '../../src/gpu/segment-map/segment-map-palette';
 import { launch } from './chromium';
 
 const SHOTS = 'test-results/screenshots';

@@ -6,8 +6,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'fflate';
 import { describe, expect, test } from 'vitest';
-import { DriverPlacement, inferRegionTop } from '../../src/allocator/driver-placement';
-import { readPickle, type PickleDict, type PickleValue } from '../../src/trace/pickle-reader';
+import { DriverPlacement, inferRegionTop } from '../../src/allocator/placement/driver-placement';
+import { readPickle, type PickleDict, type PickleValue } from '../../src/trace/pickle/pickle-reader';
 
 const FIXTURES = join(__dirname, '../fixtures');
 /** Too big to parse on every run; the smaller traces cover the same rules. */

@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Capacity } from '../../src/allocator/capacity';
-import type { Snapshot } from '../../src/trace/snapshot';
-import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
+import type { Snapshot } from '../../src/trace/snapshot/snapshot';
+import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
 
 export const FIXTURES = join(__dirname, '../fixtures');
 

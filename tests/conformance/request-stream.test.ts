@@ -1,10 +1,10 @@
 // Request streams built from real traces: logical ids, mid-run completion, OOMs of the recording,
 // and what a recorded-address replay says when the recording never made a segment it needs.
 import { expect, test } from 'vitest';
-import { RequestKind } from '../../src/trace/request-stream';
-import { requestStreamFromSnapshot } from '../../src/trace/request-stream-from-trace';
-import { recordedConfig } from '../../src/trace/recorded-config';
-import { replaySnapshot } from '../../src/trace/replay-snapshot';
+import { RequestKind } from '../../src/trace/stream/request-stream';
+import { requestStreamFromSnapshot } from '../../src/trace/stream/request-stream-from-trace';
+import { recordedConfig } from '../../src/trace/snapshot/recorded-config';
+import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import { loadTrace, MANIFEST } from './reference-traces';
 
 test('train_gpt2-n12 begins mid-run: 21 of 226 segments and 148 live blocks predate its first event', () => {

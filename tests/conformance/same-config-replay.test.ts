@@ -2,7 +2,7 @@
 // and the recorded memory cap, reproduces the recorded device trace event for event and the final stats.
 import { describe, expect, test } from 'vitest';
 import { ACTION_NAMES } from '../../src/allocator/trace-sink';
-import { replaySnapshot } from '../../src/trace/replay-snapshot';
+import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
 
 const traces = MANIFEST;

@@ -2,7 +2,7 @@
 // driver placement model, predicts the recording made under that config.
 import { describe, expect, test } from 'vitest';
 import { ACTION_NAMES } from '../../src/allocator/trace-sink';
-import { replaySnapshot } from '../../src/trace/replay-snapshot';
+import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
 
 for (const workload of ['random-s1', 'transformer-s1']) {

@@ -1,7 +1,7 @@
 // AddressTable against a Map, over random sets, gets and deletes (long probe runs included).
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
-import { AddressTable } from '../../src/trace/address-table';
+import { AddressTable } from '../../src/lib/address-table';
 
 test('AddressTable behaves as a Map from addresses to ids', () => {
   fc.assert(

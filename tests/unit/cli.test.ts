@@ -4,7 +4,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
-import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
+import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
 
 const FIXTURE = 'tests/fixtures/transformer-s1__default.pickle.gz';
 const tmp = mkdtempSync(join(tmpdir(), 'splitscope-cli-'));

@@ -2,9 +2,9 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ImportError } from '../../src/trace/import-error';
-import { readPickle, type PickleDict, type PickleValue } from '../../src/trace/pickle-reader';
-import { writePickle } from '../../src/trace/pickle-writer';
+import { ImportError } from '../../src/lib/import-error';
+import { readPickle, type PickleDict, type PickleValue } from '../../src/trace/pickle/pickle-reader';
+import { writePickle } from '../../src/trace/pickle/pickle-writer';
 
 // tests/fixtures/pickle/ was made with python3 3.x by this script, run in that folder:
 //

@@ -1,14 +1,14 @@
 import { spawnSync } from 'node:child_process';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { readPickle, type PickleValue } from '../../src/trace/pickle-reader';
+import { readPickle, type PickleValue } from '../../src/trace/pickle/pickle-reader';
 import {
   PickleTuple,
   tuple,
   unsharedItems,
   writePickle,
   type PickleWritable,
-} from '../../src/trace/pickle-writer';
+} from '../../src/trace/pickle/pickle-writer';
 
 const SAMPLE: PickleWritable = {
   none: null,

@@ -1,9 +1,9 @@
 // A replay cursor moved forward and back gives the state a replay stopped there gives.
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
-import { replay, ReplayCursor } from '../../src/trace/replay';
-import { planSnapshotReplay } from '../../src/trace/replay-snapshot';
-import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
+import { replay, ReplayCursor } from '../../src/trace/replay/replay';
+import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
+import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
 
 test('forward and back, the cursor equals a replay stopped at the same request', () => {
   const snapshot = decodeSnapshotFile(readFileSync('tests/fixtures/transformer-s1__default.pickle.gz'));

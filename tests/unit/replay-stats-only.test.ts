@@ -2,8 +2,8 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { expect, test } from 'vitest';
-import { replaySnapshot } from '../../src/trace/replay-snapshot';
-import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
+import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
+import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
 
 test('statsOnly keeps the stats, OOMs, peak and event count, and skips the log and series', () => {
   const file = join(__dirname, '../fixtures/transformer-s1__roundup_power2_divisions=4.pickle.gz');

@@ -1,8 +1,8 @@
 // torch.cuda.reset_peak_memory_stats() inserted into a replay: peaks start again from that moment.
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
-import { replaySnapshot } from '../../src/trace/replay-snapshot';
-import { decodeSnapshotFile } from '../../src/trace/snapshot-file';
+import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
+import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
 
 test('after reset_peak_memory_stats, the peaks are the highest values since', () => {
   const snapshot = decodeSnapshotFile(readFileSync('tests/fixtures/transformer-s1__default.pickle.gz'));

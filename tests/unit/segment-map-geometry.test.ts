@@ -15,11 +15,11 @@ import {
   segmentRect,
   visibleRanges,
   type SegmentMapGeometry,
-} from '../../src/gpu/segment-map-geometry';
-import { memoryLayout, type MemoryLayout } from '../../src/trace/memory-layout';
-import { replay } from '../../src/trace/replay';
-import { RequestKind } from '../../src/trace/request-stream';
-import { transformerTraining } from '../../src/trace/workloads';
+} from '../../src/plot/segment-map-geometry';
+import { memoryLayout, type MemoryLayout } from '../../src/trace/measures/memory-layout';
+import { replay } from '../../src/trace/replay/replay';
+import { RequestKind } from '../../src/trace/stream/request-stream';
+import { transformerTraining } from '../../src/trace/stream/workloads';
 
 function layoutAt(cursorFraction: number, conf = DEFAULT_CONFIG): { layout: MemoryLayout; cursor: number } {
   const full = transformerTraining.generate({ steps: 3 });

@@ -3,11 +3,11 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { ImportError } from '../../src/trace/import-error';
-import { readPickle, type PickleDict } from '../../src/trace/pickle-reader';
-import { tuple, writePickle, type PickleWritable } from '../../src/trace/pickle-writer';
-import type { Snapshot } from '../../src/trace/snapshot';
-import { decodeSnapshotFile, encodeSnapshotFile, toSnapshot } from '../../src/trace/snapshot-file';
+import { ImportError } from '../../src/lib/import-error';
+import { readPickle, type PickleDict } from '../../src/trace/pickle/pickle-reader';
+import { tuple, writePickle, type PickleWritable } from '../../src/trace/pickle/pickle-writer';
+import type { Snapshot } from '../../src/trace/snapshot/snapshot';
+import { decodeSnapshotFile, encodeSnapshotFile, toSnapshot } from '../../src/trace/snapshot/snapshot-file';
 
 const FIXTURES = join(__dirname, '../fixtures');
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(FIXTURES, name)));

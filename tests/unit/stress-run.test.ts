@@ -6,12 +6,12 @@ import { describe, expect, test } from 'vitest';
 import { GiB, MiB } from '../../src/allocator/constants';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { parseAllocConf } from '../../src/allocator/config-parser';
-import { ArenaLayout } from '../../src/gpu/arena-layout';
-import { blockChunks, CHUNK_U32S, CHUNK_WORDS } from '../../src/gpu/block-chunks';
-import { FRAME_BYTES, PhysicalFrames } from '../../src/gpu/physical-frames';
-import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress-run';
-import { workGroups } from '../../src/gpu/work-groups';
-import { RequestStreamBuilder, type RequestStream } from '../../src/trace/request-stream';
+import { ArenaLayout } from '../../src/gpu/stress/arena-layout';
+import { blockChunks, CHUNK_U32S, CHUNK_WORDS } from '../../src/gpu/stress/block-chunks';
+import { FRAME_BYTES, PhysicalFrames } from '../../src/allocator/placement/physical-frames';
+import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
+import { workGroups } from '../../src/gpu/stress/work-groups';
+import { RequestStreamBuilder, type RequestStream } from '../../src/trace/stream/request-stream';
 
 /** Log-uniform sizes from 1 KiB to 256 MiB, random frees, a seeded LCG (tests only). */
 function randomStream(seed: number, requests: number): RequestStream {

@@ -1,7 +1,7 @@
 // The sweep's suggestion: fewest OOMs, then least reserved memory, then least churn; the default on a tie.
 import { expect, test } from 'vitest';
-import { adviseMaxSplit } from '../../src/trace/sweep-advice';
-import type { SweepRow } from '../../src/trace/sweep';
+import { adviseMaxSplit } from '../../src/trace/sweep/sweep-advice';
+import type { SweepRow } from '../../src/trace/sweep/sweep';
 
 const row = (mb: number | null, reserved: number, ooms: number, allocs: number): SweepRow => ({
   max_split_size_mb: mb,

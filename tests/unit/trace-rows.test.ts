@@ -4,12 +4,12 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
-import { ImportError } from '../../src/trace/import-error';
-import { readPickle } from '../../src/trace/pickle-reader';
-import { TraceRows } from '../../src/trace/pickle-trace-rows';
-import { writePickle, type PickleWritable } from '../../src/trace/pickle-writer';
-import { decodeSnapshotFile, decodeSnapshotForReplay } from '../../src/trace/snapshot-file';
-import { traceColumnsFromEntries, type TraceColumns } from '../../src/trace/trace-columns';
+import { ImportError } from '../../src/lib/import-error';
+import { readPickle } from '../../src/trace/pickle/pickle-reader';
+import { TraceRows } from '../../src/trace/snapshot/trace-rows';
+import { writePickle, type PickleWritable } from '../../src/trace/pickle/pickle-writer';
+import { decodeSnapshotFile, decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
+import { traceColumnsFromEntries, type TraceColumns } from '../../src/trace/snapshot/trace-columns';
 
 const FIXTURES = join(__dirname, '../fixtures');
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(FIXTURES, name)));

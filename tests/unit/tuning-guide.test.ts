@@ -1,8 +1,8 @@
 // The tuning guide's candidates and ranking, on made-up rows.
 import { describe, expect, test } from 'vitest';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
-import type { SweepRow } from '../../src/trace/sweep';
-import { guideCandidates, tuningGuide } from '../../src/trace/tuning-guide';
+import type { SweepRow } from '../../src/trace/sweep/sweep';
+import { guideCandidates, tuningGuide } from '../../src/trace/sweep/tuning-guide';
 
 const GiB = 2 ** 30;
 const row = (conf: string, peak: number, ooms: number, churn = 10): SweepRow => ({

@@ -3,8 +3,8 @@ import { DEFAULT_CONFIG, type AllocatorConfig } from '../../src/allocator/config
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { MiB } from '../../src/allocator/constants';
 import { Action } from '../../src/allocator/trace-sink';
-import { replay } from '../../src/trace/replay';
-import { RequestKind, type RequestStream } from '../../src/trace/request-stream';
+import { replay } from '../../src/trace/replay/replay';
+import { RequestKind, type RequestStream } from '../../src/trace/stream/request-stream';
 import {
   bigSmallAlternation,
   kvCacheGrowth,
@@ -16,9 +16,9 @@ import {
   WORKLOADS,
   workloadById,
   WorkloadParamError,
-} from '../../src/trace/workloads';
-import { splitTokens } from '../../src/trace/workloads/mixture-of-experts';
-import { TensorTracker } from '../../src/trace/workloads/tensor-tracker';
+} from '../../src/trace/stream/workloads';
+import { splitTokens } from '../../src/trace/stream/workloads/mixture-of-experts';
+import { TensorTracker } from '../../src/trace/stream/workloads/tensor-tracker';
 
 const CAP_80GB = { kind: 'device', bytes: 80e9 } as const;
 const replayAt80 = (s: RequestStream, config: AllocatorConfig = DEFAULT_CONFIG) =>

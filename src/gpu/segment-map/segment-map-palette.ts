@@ -1,0 +1,27 @@
+// Colours of the segment map, shared by the WebGPU shader (as a uniform), the Canvas 2D fallback and
+// the legend. Mid-tone hues that read on both the light and the dark page (`color-scheme: light dark`);
+// the canvas is transparent, so the page's own background shows between segments.
+import { BAND_COLOR } from '../../plot/segment-map-geometry';
+
+export interface PaletteEntry {
+  /** CSS colour. */
+  css: string;
+  rgba: [number, number, number, number];
+}
+
+function hex(css: string, alpha = 1): PaletteEntry {
+  const n = parseInt(css.slice(1), 16);
+  return { css: alpha === 1 ? css : `rgb(${n >> 16} ${(n >> 8) & 255} ${n & 255} / ${alpha})`, rgba: [(n >> 16) / 255, ((n >> 8) & 255) / 255, (n & 255) / 255, alpha] };
+}
+
+/** Indexed by BlockState (0..3), then the segment band, then the oversize hatching. */
+export const PALETTE: readonly PaletteEntry[] = [
+  hex('#4e79a7'), // allocated
+  hex('#f28e2b'), // cached free inside a split segment: the fragmentation to look at
+  hex('#59a14f'), // wholly free segment: empty_cache would give it back
+  hex('#b07aa1'), // pending free
+  hex('#808080', 0.7), // segment band: outline and separators between blocks
+  hex('#ffffff', 0.5), // oversize hatching, over the state colour
+];
+
+export const HATCH_COLOR = BAND_COLOR + 1;

@@ -1,0 +1,202 @@
+// Draws the segment map on a canvas: WebGPU rectangles from an instance buffer (one instance per
+// segment band and per block, pulled by the vertex shader; see segment-map-painter.ts), or Canvas 2D
+// when WebGPU has no adapter. Knows nothing of React: its owner hands it the layout's geometry and the
+// view, and it redraws at most once per animation frame.
+import type { MemoryLayout } from '../../trace/measures/memory-layout';
+import type { SegmentMapGeometry } from '../../plot/segment-map-geometry';
+import { HATCH_COLOR, PALETTE } from './segment-map-palette';
+import { SegmentMapPainter, SegmentMapScene, type SegmentMapView } from './segment-map-painter';
+import { visibleRects, type MapRect } from './segment-map-rects';
+
+export type { SegmentMapView } from './segment-map-painter';
+export type SegmentMapBackend = 'webgpu' | 'canvas2d';
+
+export interface SegmentMapRendererOptions {
+  /** Skip WebGPU (tests of the fallback). */
+  canvas2d?: boolean;
+  /** The GPU device was lost and could not be recreated on this canvas: make a new canvas and renderer. */
+  failed?(message: string): void;
+}
+
+interface Gpu {
+  context: GPUCanvasContext;
+  painter: SegmentMapPainter;
+}
+
+/** A device and a configured canvas context, or null where WebGPU has no adapter. */
+async function acquire(canvas: HTMLCanvasElement, onLost: (info: GPUDeviceLostInfo) => void): Promise<Gpu | null> {
+  const gpu = globalThis.navigator?.gpu;
+  if (!gpu) return null;
+  const adapter = await gpu.requestAdapter().catch(() => null);
+  if (!adapter) return null;
+  // A million blocks take 24 MB of instances: more than the default 128 MiB binding only past ~5M.
+  const device = await adapter.requestDevice({
+    requiredLimits: { maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize, maxBufferSize: adapter.limits.maxBufferSize },
+  });
+  void device.lost.then(onLost);
+  const context = canvas.getContext('webgpu');
+  if (!context) {
+    device.destroy();
+    return null;
+  }
+  const format = gpu.getPreferredCanvasFormat();
+  context.configure({ device, format, alphaMode: 'premultiplied' });
+  return { context, painter: new SegmentMapPainter(device, format) };
+}
+
+export class SegmentMapRenderer {
+  private gpu: Gpu | null;
+  private ctx2d: CanvasRenderingContext2D | null = null;
+  private scene: SegmentMapScene | null = null;
+  private view: SegmentMapView = { x0: 0, pxPerByte: 1, width: 1, height: 1, dpr: 1 };
+  private frame = 0;
+  private destroyed = false;
+  /** Frames drawn, for tests and benchmarks. */
+  frames = 0;
+
+  private constructor(
+    readonly canvas: HTMLCanvasElement,
+    gpu: Gpu | null,
+    private readonly options: SegmentMapRendererOptions,
+  ) {
+    this.gpu = gpu;
+    if (!gpu) this.ctx2d = canvas.getContext('2d');
+  }
+
+  static async create(canvas: HTMLCanvasElement, options: SegmentMapRendererOptions = {}): Promise<SegmentMapRenderer> {
+    let renderer: SegmentMapRenderer | null = null;
+    const gpu = options.canvas2d ? null : await acquire(canvas, (info) => renderer?.lost(info));
+    renderer = new SegmentMapRenderer(canvas, gpu, options);
+    return renderer;
+  }
+
+  get backend(): SegmentMapBackend {
+    return this.gpu ? 'webgpu' : 'canvas2d';
+  }
+
+  /** A new layout (or a new packing of it): rebuilds the instances. */
+  setScene(geometry: SegmentMapGeometry, layout: MemoryLayout): void {
+    this.scene?.release(true);
+    const scene = new SegmentMapScene(geometry, layout);
+    this.scene = scene;
+    this.invalidate();
+    // Merged levels for the zooms to come, built while the page is idle (tens of ms each at 1M blocks).
+    const idle = globalThis.requestIdleCallback ?? ((f: () => void) => setTimeout(f, 50));
+    const next = (): void => {
+      if (this.scene === scene && !this.destroyed && scene.prepare(this.view.pxPerByte)) idle(next);
+    };
+    idle(next);
+  }
+
+  setView(view: SegmentMapView): void {
+    this.view = view;
+    const w = Math.max(1, Math.round(view.width * view.dpr));
+    const h = Math.max(1, Math.round(view.height * view.dpr));
+    if (this.canvas.width !== w) this.canvas.width = w;
+    if (this.canvas.height !== h) this.canvas.height = h;
+    this.invalidate();
+  }
+
+  /** Redraw on the next animation frame (several calls before it draw once). */
+  invalidate(): void {
+    if (this.frame || this.destroyed) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.draw();
+    });
+  }
+
+  /** Draws now. */
+  draw(): void {
+    if (this.destroyed) return;
+    if (this.gpu) this.drawGpu(this.gpu);
+    else this.drawCanvas2d();
+    this.frames++;
+  }
+
+  /** Resolves once a pending frame (if any) is drawn and the GPU has finished it. */
+  async settled(): Promise<void> {
+    // A hidden tab gets no frames: give up after a few tries rather than hang.
+    for (let i = 0; i < 8 && this.frame && !this.destroyed; i++) await new Promise((resolve) => setTimeout(resolve, 32));
+    await this.finished();
+  }
+
+  /** Resolves when the GPU has finished the frames drawn so far (benchmarks). */
+  async finished(): Promise<void> {
+    await this.gpu?.painter.device.queue.onSubmittedWorkDone();
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    if (this.frame) cancelAnimationFrame(this.frame);
+    this.scene?.release(true);
+    this.gpu?.painter.device.destroy();
+    this.gpu = null;
+  }
+
+  private drawGpu(gpu: Gpu): void {
+    gpu.painter.paint(gpu.context.getCurrentTexture().createView(), this.scene, this.view);
+  }
+
+  private drawCanvas2d(): void {
+    const ctx = this.ctx2d;
+    if (!ctx) return;
+    const v = this.view;
+    ctx.setTransform(v.dpr, 0, 0, v.dpr, 0, 0);
+    ctx.clearRect(0, 0, v.width, v.height);
+    let hatch: CanvasPattern | null = null;
+    this.rects((r) => {
+      ctx.fillStyle = PALETTE[r.palette]!.css;
+      ctx.fillRect(r.left, r.top, r.width, r.height);
+      if (r.oversize) {
+        hatch ??= hatchPattern(ctx);
+        if (hatch) {
+          ctx.fillStyle = hatch;
+          ctx.fillRect(r.left, r.top, r.width, r.height);
+        }
+      }
+    });
+  }
+
+  /** The rectangles of the current view in CSS px, as drawn (for Canvas 2D and for exports). */
+  rects(each: (r: MapRect) => void): void {
+    if (this.scene) visibleRects(this.scene, this.view, each);
+  }
+
+  private lost(info: GPUDeviceLostInfo): void {
+    if (this.destroyed || info.reason === 'destroyed') return;
+    // Driver reset or GPU process crash: a new device on the same canvas, the instances uploaded again.
+    this.gpu = null;
+    void acquire(this.canvas, (next) => this.lost(next)).then(
+      (gpu) => {
+        if (this.destroyed) {
+          gpu?.painter.device.destroy();
+          return;
+        }
+        if (!gpu) {
+          this.options.failed?.(`the GPU device was lost (${info.message}) and no new one could be made`);
+          return;
+        }
+        // Buffers of the lost device are gone: every level uploads again when next drawn.
+        this.scene?.release(false);
+        this.gpu = gpu;
+        this.invalidate();
+      },
+      (e: unknown) => this.options.failed?.(String(e)),
+    );
+  }
+}
+
+function hatchPattern(ctx: CanvasRenderingContext2D): CanvasPattern | null {
+  const tile = document.createElement('canvas');
+  tile.width = tile.height = 7;
+  const t = tile.getContext('2d');
+  if (!t) return null;
+  t.strokeStyle = PALETTE[HATCH_COLOR]!.css;
+  t.lineWidth = 2;
+  t.beginPath();
+  t.moveTo(0, 7);
+  t.lineTo(7, 0);
+  t.stroke();
+  return ctx.createPattern(tile, 'repeat');
+}

@@ -1,0 +1,55 @@
+// A block's words in the arena, as chunks of at most CHUNK_WORDS: one GPU workgroup per chunk, so
+// kernels spread big blocks over many workgroups and small ones cost one. Each chunk is four u32s,
+// the WGSL `Chunk` of shaders/arena.wgsl: arena start word, word count, block tag, and the index of
+// its first word within the block (the fill pattern depends on it).
+import type { ArenaLayout } from './arena-layout';
+import { FRAME_BYTES } from '../../allocator/placement/physical-frames';
+
+export const CHUNK_WORDS = 8192;
+export const CHUNK_U32S = 4;
+
+/**
+ * Chunks for the block at byte `offset` of a segment mapped onto `frames`, `size` bytes long.
+ * Pieces on physically adjacent frames merge before rounding to words, so the split into frames
+ * leaves no gaps in a contiguous block.
+ */
+export function blockChunks(
+  layout: ArenaLayout,
+  frames: Int32Array,
+  offset: number,
+  size: number,
+  tag: number,
+): Uint32Array {
+  const pieces: number[] = []; // [physStart, physEnd) pairs
+  const end = offset + size;
+  for (let o = offset; o < end; ) {
+    const k = Math.floor(o / FRAME_BYTES);
+    // A page the device had no frame for (it ran out): the block gets no words there.
+    if (!(frames[k]! >= 0)) return new Uint32Array(0);
+    const frameEnd = Math.min(end, (k + 1) * FRAME_BYTES);
+    const phys = frames[k]! * FRAME_BYTES + (o - k * FRAME_BYTES);
+    const physEnd = phys + (frameEnd - o);
+    if (pieces.length > 0 && pieces[pieces.length - 1] === phys) pieces[pieces.length - 1] = physEnd;
+    else pieces.push(phys, physEnd);
+    o = frameEnd;
+  }
+  const out: number[] = [];
+  let first = 0;
+  for (let p = 0; p < pieces.length; p += 2) {
+    const w0 = layout.wordAt(pieces[p]!);
+    const w1 = layout.wordAt(pieces[p + 1]!);
+    for (let w = w0; w < w1; w += CHUNK_WORDS) {
+      const count = Math.min(CHUNK_WORDS, w1 - w);
+      out.push(w, count, tag, first);
+      first += count;
+    }
+  }
+  return Uint32Array.from(out);
+}
+
+/** Words covered by a block's chunks. */
+export function chunkWords(chunks: Uint32Array): number {
+  let words = 0;
+  for (let i = 1; i < chunks.length; i += CHUNK_U32S) words += chunks[i]!;
+  return words;
+}

@@ -1,0 +1,213 @@
+// A request stream stepped through the allocator in batches, planning the GPU work of each batch:
+// fill the blocks it allocated, run the workload's ops on them, verify every live block. Pure
+// bookkeeping (no WebGPU), so Node tests can check the plans; stress-kernels.ts runs them.
+import { CachingAllocator } from '../../allocator/caching-allocator';
+import type { Block } from '../../allocator/block';
+import type { Capacity } from '../../allocator/capacity';
+import type { AllocatorConfig } from '../../allocator/config';
+import { adoptInitialState, driverPlacementFor } from '../../trace/replay/initial-state';
+import { RequestKind, type RequestStream } from '../../trace/stream/request-stream';
+import { ArenaLayout } from './arena-layout';
+import { blockChunks, CHUNK_U32S } from './block-chunks';
+import { FramedPlacement } from '../../allocator/placement/framed-placement';
+import { PhysicalFrames } from '../../allocator/placement/physical-frames';
+
+/** u32s per op entry: output chunk (start, count, tag, first), then the input chunk it reads. */
+export const OP_U32S = 8;
+
+export interface StressRunOptions {
+  config: AllocatorConfig;
+  /** The simulated GPU's memory: the allocator cannot reserve more, and the arena mirrors it. */
+  deviceBytes: number;
+  /** A tighter memory-fraction cap, if any. */
+  capacity?: Capacity;
+  arenaWords: number;
+  /** False: run the allocator only and plan no GPU work (GPU stress off). Default true. */
+  plan?: boolean;
+}
+
+/** The GPU work for one batch of requests. */
+export interface BatchPlan {
+  /** Chunks of the blocks allocated in the batch and still live at its end. */
+  fill: Uint32Array<ArrayBuffer>;
+  /** Op entries: each chunk of a new block, paired with a chunk of the block its op reads. */
+  op: Uint32Array<ArrayBuffer>;
+  /** Chunks of every live block. */
+  verify: Uint32Array<ArrayBuffer>;
+  verifyBlocks: number;
+}
+
+interface LiveBlock {
+  block: Block;
+  chunks: Uint32Array;
+}
+
+export class StressRun {
+  readonly allocator: CachingAllocator;
+  readonly layout: ArenaLayout;
+  readonly placement: FramedPlacement;
+  /** Index of the next request to apply. */
+  position = 0;
+  /** Requests that failed with OOM in this run. */
+  ooms = 0;
+  /** Blocks allocated and freed inside one batch: no GPU work sees them. */
+  transientBlocks = 0;
+  /**
+   * Test-only fault: each new block is laid over the previous live block's words, as if the
+   * allocator handed out overlapping memory. Verify must then find mismatches.
+   */
+  faultOverlap = false;
+
+  private readonly live = new Map<number, LiveBlock>();
+  private liveU32s = 0;
+  private nextTag = 1;
+  private lastAllocated = -1;
+  /** Blocks live before the first request (a trace that starts mid-run): the first batch fills them. */
+  private unfilled: number[] = [];
+  private readonly planning: boolean;
+
+  constructor(
+    readonly stream: RequestStream,
+    options: StressRunOptions,
+  ) {
+    this.layout = new ArenaLayout(options.arenaWords, options.deviceBytes);
+    this.planning = options.plan ?? true;
+    this.placement = new FramedPlacement(driverPlacementFor(stream), new PhysicalFrames(options.deviceBytes));
+    const cap = options.capacity && options.capacity.bytes < options.deviceBytes ? options.capacity : undefined;
+    this.allocator = new CachingAllocator({
+      config: options.config,
+      placement: this.placement,
+      capacity: cap ?? { kind: 'device', bytes: options.deviceBytes },
+      deviceTotal: options.deviceBytes,
+    });
+    for (const [blockId, block] of adoptInitialState(this.allocator, this.placement, stream)) {
+      this.track(blockId, block);
+      this.unfilled.push(blockId);
+    }
+  }
+
+  get done(): boolean {
+    return this.position >= this.stream.length;
+  }
+
+  get liveBlocks(): number {
+    return this.live.size;
+  }
+
+  /** Live blocks too small to own a word of the arena at its scale. */
+  get wordlessBlocks(): number {
+    let n = 0;
+    for (const b of this.live.values()) if (b.chunks.length === 0) n++;
+    return n;
+  }
+
+  /** Applies up to `count` requests and plans their GPU work. */
+  step(count: number): BatchPlan {
+    const { kind, id, size, stream, input } = this.stream;
+    const end = Math.min(this.stream.length, this.position + count);
+    const fresh: number[] = this.unfilled;
+    this.unfilled = [];
+    const inputs = new Map<number, number>();
+    for (let i = this.position; i < end; i++) {
+      const blockId = id[i]!;
+      if (kind[i] === RequestKind.alloc) {
+        const block = this.allocator.malloc(size[i]!, stream[i]!, blockId);
+        if (!block) {
+          this.ooms++;
+          continue;
+        }
+        const wanted = input[i]!;
+        inputs.set(blockId, wanted >= 0 && this.live.has(wanted) ? wanted : this.lastAllocated);
+        this.track(blockId, block);
+        fresh.push(blockId);
+      } else {
+        const live = this.live.get(blockId);
+        // No block: its alloc failed in this run, so the program never got a tensor to free.
+        if (!live) continue;
+        this.allocator.free(live.block);
+        this.untrack(blockId);
+        inputs.delete(blockId);
+      }
+    }
+    this.position = end;
+    if (!this.planning) return EMPTY_PLAN;
+    const newLive = fresh.filter((b) => this.live.has(b));
+    this.transientBlocks += fresh.length - newLive.length;
+    return {
+      fill: this.concat(newLive),
+      op: this.opEntries(newLive, inputs),
+      verify: this.concat([...this.live.keys()]),
+      verifyBlocks: this.live.size,
+    };
+  }
+
+  /** Work that rewrites every live block, e.g. into a new arena after a device loss. */
+  rebuild(): BatchPlan {
+    const all = [...this.live.keys()];
+    return { fill: this.concat(all), op: new Uint32Array(0), verify: this.concat(all), verifyBlocks: all.length };
+  }
+
+  private track(blockId: number, block: Block): void {
+    const tag = this.nextTag++ >>> 0;
+    const victim = this.faultOverlap ? this.live.get(this.lastAllocated) : undefined;
+    const chunks = !this.planning ? NO_CHUNKS : victim ? overlapping(victim.chunks, tag) : this.chunksOf(block, tag);
+    this.live.set(blockId, { block, chunks });
+    this.liveU32s += chunks.length;
+    this.lastAllocated = blockId;
+  }
+
+  private untrack(blockId: number): void {
+    this.liveU32s -= this.live.get(blockId)!.chunks.length;
+    this.live.delete(blockId);
+  }
+
+  private chunksOf(block: Block, tag: number): Uint32Array {
+    const segment = block.segment;
+    const frames = this.placement.frames.framesOf(segment.addr);
+    if (!frames) return new Uint32Array(0);
+    return blockChunks(this.layout, frames, block.addr - segment.addr, block.size, tag);
+  }
+
+  private concat(ids: readonly number[]): Uint32Array<ArrayBuffer> {
+    let n = 0;
+    for (const b of ids) n += this.live.get(b)!.chunks.length;
+    const out = new Uint32Array(n);
+    let at = 0;
+    for (const b of ids) {
+      const chunks = this.live.get(b)!.chunks;
+      out.set(chunks, at);
+      at += chunks.length;
+    }
+    return out;
+  }
+
+  private opEntries(ids: readonly number[], inputs: Map<number, number>): Uint32Array<ArrayBuffer> {
+    const out: number[] = [];
+    for (const b of ids) {
+      const outChunks = this.live.get(b)!.chunks;
+      const from = inputs.get(b);
+      const inChunks = from !== undefined && from !== b ? this.live.get(from)?.chunks : undefined;
+      const inCount = inChunks ? inChunks.length / CHUNK_U32S : 0;
+      for (let c = 0, k = 0; c < outChunks.length; c += CHUNK_U32S, k++) {
+        out.push(outChunks[c]!, outChunks[c + 1]!, outChunks[c + 2]!, outChunks[c + 3]!);
+        // A block with no input (or one too small for a word) is only written.
+        if (inCount === 0) out.push(0, 0, 0, 0);
+        else {
+          const j = (k % inCount) * CHUNK_U32S;
+          out.push(inChunks![j]!, inChunks![j + 1]!, inChunks![j + 2]!, inChunks![j + 3]!);
+        }
+      }
+    }
+    return Uint32Array.from(out);
+  }
+}
+
+const NO_CHUNKS = new Uint32Array(0);
+const EMPTY_PLAN: BatchPlan = { fill: new Uint32Array(0), op: new Uint32Array(0), verify: new Uint32Array(0), verifyBlocks: 0 };
+
+/** The fault: the victim's words, claimed under a new tag. */
+function overlapping(victim: Uint32Array, tag: number): Uint32Array {
+  const chunks = victim.slice();
+  for (let c = 2; c < chunks.length; c += CHUNK_U32S) chunks[c] = tag;
+  return chunks;
+}

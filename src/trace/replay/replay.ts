@@ -1,0 +1,222 @@
+// Replay: a request stream through the allocator model under one config and one device model.
+import { CachingAllocator, type AllocatorOptions } from '../../allocator/caching-allocator';
+import type { Block } from '../../allocator/block';
+import type { Capacity } from '../../allocator/capacity';
+import type { AllocatorConfig } from '../../allocator/config';
+import type { DevicePlacement } from '../../allocator/placement/driver-placement';
+import { Stat } from '../../allocator/stats';
+import { EventLog } from './event-log';
+import { adoptInitialState, driverPlacementFor } from './initial-state';
+import { RecordedPlacement } from '../../allocator/placement/recorded-placement';
+import { RequestKind, type RequestStream } from '../stream/request-stream';
+
+export type AddressModel = 'recorded' | 'simulated';
+
+export interface ReplayOptions {
+  config: AllocatorConfig;
+  capacity?: Capacity;
+  /** 'recorded': segments land where the recording put them; 'simulated': the driver placement model. */
+  addresses?: AddressModel;
+  /** Top of the driver's first region (default: inferred from the recording, else a typical one). */
+  regionTop?: number;
+  deviceTotal?: number;
+  device?: number;
+  /** Request indices after which torch.cuda.empty_cache() runs ... */
+  emptyCacheAfter?: readonly number[];
+  /** ... and torch.cuda.reset_peak_memory_stats() (after empty_cache where both are given). */
+  resetPeakAfter?: readonly number[];
+  /** Another ordered-set implementation for the allocator's free blocks (benchmarks). */
+  freeBlockSet?: AllocatorOptions['freeBlockSet'];
+  /**
+   * Only the stats, OOMs and peak are wanted (the CLI without --out, sweeps): the event log keeps
+   * its count alone and the series stay empty, which saves writing ~40 bytes per request.
+   */
+  statsOnly?: boolean;
+  /** Stop after this request index (a cursor): the allocator is left as it was then. */
+  until?: number;
+}
+
+export interface ReplayOom {
+  /** Index of the request that failed. */
+  request: number;
+  /** Rounded size, as PyTorch's oom trace event has it. */
+  size: number;
+  message: string;
+  /** Why it failed, in words. */
+  why: string[];
+}
+
+/** A recorded-address replay that had to place a segment itself. */
+export interface ReplayDivergence {
+  request: number;
+  size: number;
+  addr: number;
+}
+
+/** Per-request values after each request, for timelines. */
+export interface ReplaySeries {
+  allocated: Float64Array;
+  reserved: Float64Array;
+  /** The same array as `allocated`: without CUDA events a freed block stops being active at once. */
+  active: Float64Array;
+  /** Requests at which the allocator freed cached blocks and retried cudaMalloc. */
+  retries: number[];
+}
+
+/** The moment reserved memory peaked (after the request that raised it). */
+export interface PeakMoment {
+  request: number;
+  reserved: number;
+  allocated: number;
+  largestFreeBlock: number;
+}
+
+export interface ReplayResult {
+  allocator: CachingAllocator;
+  atPeak: PeakMoment;
+  /** With statsOnly, its length alone. */
+  events: EventLog;
+  stats: Record<string, number>;
+  ooms: ReplayOom[];
+  divergences: ReplayDivergence[];
+  /** Empty with statsOnly. */
+  series: ReplaySeries;
+}
+
+/** A replay in progress: everything its loop reads and writes, so that it can stop and go on. */
+interface ReplayRun {
+  stream: RequestStream;
+  allocator: CachingAllocator;
+  blocks: (Block | null)[];
+  events: EventLog;
+  statsOnly: boolean;
+  series: ReplaySeries;
+  ooms: ReplayOom[];
+  divergences: ReplayDivergence[];
+  atPeak: PeakMoment;
+  emptyCacheAfter: Set<number>;
+  resetPeakAfter: Set<number>;
+  /** The next request to apply. */
+  next: number;
+}
+
+/** A replay set up to its first request: the allocator, its device model and the state before the trace. */
+function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength: number): ReplayRun {
+  // Each request records an alloc or free_requested + free_completed, plus some segment events.
+  const statsOnly = options.statsOnly ?? false;
+  const events = new EventLog(statsOnly ? 0 : Math.ceil(stream.length * 1.6) + 64, { countOnly: statsOnly });
+  const divergences: ReplayDivergence[] = [];
+  const driver = driverPlacementFor(stream, options.regionTop);
+  const placement: DevicePlacement =
+    options.addresses === 'recorded'
+      ? new RecordedPlacement(
+          stream.recordedSegments,
+          driver,
+          ({ size, addr }) => divergences.push({ request: events.currentRequest, size, addr }),
+          stream.recordedMappings,
+        )
+      : driver;
+
+  const allocator = new CachingAllocator({
+    config: options.config,
+    placement,
+    ...(options.capacity ? { capacity: options.capacity } : {}),
+    ...(options.deviceTotal !== undefined ? { deviceTotal: options.deviceTotal } : {}),
+    ...(options.device !== undefined ? { device: options.device } : {}),
+    ...(options.freeBlockSet ? { freeBlockSet: options.freeBlockSet } : {}),
+  });
+  const blocks: (Block | null)[] = new Array<Block | null>(stream.idCount).fill(null);
+
+  // State from before the trace began; it records no events.
+  for (const [blockId, block] of adoptInitialState(allocator, placement, stream)) blocks[blockId] = block;
+  allocator.sink = events;
+
+  const allocatedSeries = new Float64Array(statsOnly ? 0 : seriesLength);
+  // Active equals allocated in the model (frees complete at once): one array serves both.
+  const series: ReplaySeries = { allocated: allocatedSeries, reserved: new Float64Array(statsOnly ? 0 : seriesLength), active: allocatedSeries, retries: [] };
+  return {
+    stream,
+    allocator,
+    blocks,
+    events,
+    statsOnly,
+    series,
+    ooms: [],
+    divergences,
+    atPeak: { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 },
+    emptyCacheAfter: new Set(options.emptyCacheAfter ?? []),
+    resetPeakAfter: new Set(options.resetPeakAfter ?? []),
+    next: 0,
+  };
+}
+
+/** Applies requests run.next .. end - 1. */
+function advance(run: ReplayRun, end: number): void {
+  const { allocator, blocks, events, statsOnly, series, ooms, atPeak, emptyCacheAfter, resetPeakAfter } = run;
+  const { kind, id, size, stream: streams } = run.stream;
+  const { allocated: allocatedSeries, reserved: reservedSeries } = series;
+  const stats = allocator.stats;
+  for (let i = run.next; i < end; i++) {
+    events.currentRequest = i;
+    const blockId = id[i]!;
+    if (kind[i] === RequestKind.alloc) {
+      const retriesBefore = statsOnly ? 0 : stats.counter('num_alloc_retries');
+      const block = allocator.malloc(size[i]!, streams[i]!, blockId);
+      if (!statsOnly && stats.counter('num_alloc_retries') !== retriesBefore) series.retries.push(i);
+      if (block) blocks[blockId] = block;
+      else ooms.push({ request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message, why: allocator.lastOom!.why });
+    } else {
+      const block = blocks[blockId];
+      // No block: its alloc failed in this replay, so the program never got a tensor to free.
+      if (block) {
+        allocator.free(block);
+        blocks[blockId] = null;
+      }
+    }
+    if (emptyCacheAfter.size > 0 && emptyCacheAfter.has(i)) allocator.emptyCache();
+    if (resetPeakAfter.size > 0 && resetPeakAfter.has(i)) allocator.resetPeakStats();
+    const reserved = allocator.reservedBytes;
+    const allocated = stats.current(Stat.allocated_bytes);
+    if (!statsOnly) {
+      allocatedSeries[i] = allocated;
+      reservedSeries[i] = reserved;
+    }
+    if (reserved > atPeak.reserved) {
+      atPeak.request = i;
+      atPeak.reserved = reserved;
+      atPeak.allocated = allocated;
+      atPeak.largestFreeBlock = allocator.largestFreeBlock();
+    }
+  }
+  run.next = Math.max(run.next, end);
+}
+
+export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
+  const n = Math.min(stream.length, (options.until ?? Infinity) + 1);
+  const run = startReplay(stream, options, n);
+  advance(run, n);
+  const { allocator, atPeak, events, ooms, divergences, series } = run;
+  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, series };
+}
+
+/**
+ * The allocator at any request, cheaply in order: a forward move applies only the requests between,
+ * a move back replays from the start. For cursors that play and step (the views), not for figures
+ * that need the whole run.
+ */
+export class ReplayCursor {
+  private run: ReplayRun | null = null;
+
+  constructor(
+    private readonly stream: RequestStream,
+    private readonly options: Omit<ReplayOptions, 'until' | 'statsOnly'>,
+  ) {}
+
+  /** The allocator after request `index` (its state belongs to this cursor: read it, do not change it). */
+  at(index: number): CachingAllocator {
+    const end = Math.min(this.stream.length, index + 1);
+    if (!this.run || this.run.next > end) this.run = startReplay(this.stream, { ...this.options, statsOnly: true }, 0);
+    advance(this.run, end);
+    return this.run.allocator;
+  }
+}

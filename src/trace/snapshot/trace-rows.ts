@@ -1,0 +1,358 @@
+// The pickle reader's fast path for device trace entries, taken when the caller wants the trace as
+// columns (the CLI's replay) rather than as objects. torch writes each entry as ~26 opcodes
+// (EMPTY_DICT MEMOIZE MARK, key/value pairs, SETITEMS); reading them here writes one row of
+// TraceColumns and builds no dict, so a 900k-entry trace leaves nothing for the GC to carry.
+// An entry that strays in any way from the shape torch writes (another key, a big int, a value of
+// the wrong type, a cut-off file) is left to the generic reader and the usual checks; a file the
+// fast path cannot vouch for is read again the generic way (decodeSnapshotForReplay).
+import { decodeLong } from '../pickle/pickle-ints';
+import type { PickleValue } from '../pickle/pickle-reader';
+import type { StringCache } from '../pickle/pickle-string-cache';
+import { TraceColumnsBuilder, traceCode } from './trace-columns';
+
+/** Stands in the pickle's value for an entry read into a row; rows are in reading order. */
+export const TRACE_ROW: PickleValue = Object.freeze({ '\u0000traceRow': true });
+/** Stands in the memo for a frame list that was checked and not kept. */
+export const SKIPPED_FRAMES: PickleValue = Object.freeze({ '\u0000skippedFrames': true });
+
+/**
+ * A stand-in was used in a way a snapshot never uses it (referenced twice, put outside a device
+ * trace list, appended out of order): the caller reads the file again the generic way.
+ */
+export class TraceRowsUnusable extends Error {}
+
+const EMPTY_DICT = 0x7d;
+const EMPTY_LIST = 0x5d;
+const MARK = 0x28;
+const MEMOIZE = 0x94;
+const SETITEMS = 0x75;
+const APPEND = 0x61;
+const APPENDS = 0x65;
+const BINGET = 0x68;
+const LONG_BINGET = 0x6a;
+const SHORT_BINUNICODE = 0x8c;
+const BININT = 0x4a;
+const BININT1 = 0x4b;
+const BININT2 = 0x4d;
+const LONG1 = 0x8a;
+const BINFLOAT = 0x47;
+const FRAME = 0x95;
+
+/** Returned by `value()` for anything the fast path does not read. */
+const NO = Symbol('no');
+type Read = PickleValue | typeof NO;
+
+function isInt(v: Read): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+
+function isFrame(v: Read): boolean {
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array) return false;
+  const f = v as Record<string, PickleValue>;
+  return typeof f.name === 'string' && typeof f.filename === 'string' && isInt(f.line!);
+}
+
+/** `count` rows, next in reading order, that belong in `list` before its item `at`. */
+export interface RowRun {
+  list: PickleValue[];
+  at: number;
+  count: number;
+}
+
+/**
+ * Trace entries read as rows, and where they belong. The lists never hold their rows' stand-ins
+ * (growing a million-item list costs much of what the dicts did): APPEND(S) records runs instead.
+ * Every batch must append exactly the rows read since the last one, as torch's pickles do, so
+ * rows reach the lists in reading order.
+ */
+export class TraceRows {
+  readonly columns: TraceColumnsBuilder;
+  /** Rows already appended to a list. */
+  appended = 0;
+  readonly runs: RowRun[] = [];
+  /** How many entries the last successful read() read. */
+  lastCount = 0;
+  private memo: PickleValue[] = [];
+  private strings!: StringCache;
+  private b: Uint8Array = new Uint8Array(0);
+  private view: DataView = new DataView(new ArrayBuffer(0));
+  private pos = 0;
+
+  /** `pickleBytes`: the size of the pickle, to size the columns (an entry takes 40 bytes or more). */
+  constructor(pickleBytes: number) {
+    this.columns = new TraceColumnsBuilder(Math.ceil(pickleBytes / 40));
+  }
+
+  /** Called by the reader once it starts. */
+  attach(b: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache): void {
+    this.b = b;
+    this.view = view;
+    this.memo = memo;
+    this.strings = strings;
+  }
+
+  /**
+   * Reads the entry whose EMPTY_DICT is at `at - 1` and those that follow it at once (a batch of a
+   * list holds up to 1000): the reader's own loop then turns about once per batch, not per entry.
+   * Returns the position after the last one read (lastCount says how many), or -1 with memo as it
+   * was when the first is not an entry the fast path reads.
+   */
+  read(at: number): number {
+    const memo = this.memo;
+    const b = this.b;
+    let count = 0;
+    let end = -1;
+    for (;;) {
+      const memoStart = memo.length;
+      const next = this.entry(at);
+      if (next < 0) {
+        memo.length = memoStart;
+        break;
+      }
+      count++;
+      end = next;
+      this.pos = next;
+      this.skipFrames();
+      if (b[this.pos] !== EMPTY_DICT) break;
+      at = this.pos + 1;
+    }
+    this.lastCount = count;
+    return end;
+  }
+
+  /** The reader's APPEND/APPENDS of items[from, to) to `list`: values are pushed, stand-ins become runs. */
+  append(list: PickleValue[], items: PickleValue[], from: number, to: number): void {
+    let rows = 0;
+    for (let i = from; i < to; i++) if (items[i] === TRACE_ROW) rows++;
+    if (rows === 0) {
+      for (let i = from; i < to; i++) list.push(items[i]!);
+      return;
+    }
+    if (this.appended + rows !== this.columns.length) throw new TraceRowsUnusable();
+    this.appended += rows;
+    const runs = this.runs;
+    for (let i = from; i < to; i++) {
+      if (items[i] !== TRACE_ROW) {
+        list.push(items[i]!);
+        continue;
+      }
+      let count = 1;
+      while (i + 1 < to && items[i + 1] === TRACE_ROW) {
+        count++;
+        i++;
+      }
+      const last = runs[runs.length - 1];
+      if (last && last.list === list && last.at === list.length) last.count += count;
+      else runs.push({ list, at: list.length, count });
+    }
+  }
+
+  private entry(at: number): number {
+    const b = this.b;
+    if (b[at] !== MEMOIZE || b[at + 1] !== MARK) return -1;
+    this.pos = at + 2;
+    this.memo.push(TRACE_ROW);
+    if (!this.key('action')) return -1;
+    const code = traceCode(this.value());
+    if (code < 0 || !this.key('addr')) return -1;
+    const addr = this.int();
+    if (Number.isNaN(addr) || !this.key('size')) return -1;
+    const size = this.int();
+    if (Number.isNaN(size) || !this.key('stream')) return -1;
+    const stream = this.int();
+    // A replay never reads the time: any number will do, unread (a big int too: checks take those).
+    if (Number.isNaN(stream) || !this.key('time_us') || !this.time()) return -1;
+    if (!this.key('compile_context') || typeof this.value() !== 'string') return -1;
+    if (!this.key('user_metadata') || typeof this.value() !== 'string') return -1;
+    this.skipFrames();
+    if (b[this.pos] !== SETITEMS) {
+      if (!this.key('frames') || !this.frames()) return -1;
+      this.skipFrames();
+      if (b[this.pos] !== SETITEMS) return -1;
+    }
+    this.columns.push(code, addr, size, stream);
+    return this.pos + 1;
+  }
+
+  /** Reads the key `name`. Keys are nearly always memo references: those are tested inline. */
+  private key(name: string): boolean {
+    const b = this.b;
+    const p = this.pos;
+    const op = b[p];
+    if (op === BINGET && p + 2 <= b.length && this.memo[b[p + 1]!] === name) {
+      this.pos = p + 2;
+      return true;
+    }
+    if (op === LONG_BINGET && p + 5 <= b.length && this.memo[this.view.getUint32(p + 1, true)] === name) {
+      this.pos = p + 5;
+      return true;
+    }
+    return this.value() === name;
+  }
+
+  /** An integer value, NaN for anything else; the common small ones and addresses read inline. */
+  private int(): number {
+    const b = this.b;
+    const p = this.pos;
+    const op = b[p];
+    if (op === BININT1 && p + 2 <= b.length) {
+      this.pos = p + 2;
+      return b[p + 1]!;
+    }
+    if (op === LONG1 && p + 2 <= b.length && b[p + 1]! <= 6 && p + 2 + b[p + 1]! <= b.length) {
+      const len = b[p + 1]!;
+      this.pos = p + 2 + len;
+      return decodeLong(b, p + 2, len) as number; // 6 bytes or fewer: always a safe integer
+    }
+    const v = this.value();
+    return isInt(v) ? v : NaN;
+  }
+
+  /** A frame list: a memo reference, or a new list of frame dicts. Checks it and keeps nothing. */
+  private frames(): boolean {
+    const b = this.b;
+    this.skipFrames();
+    if (b[this.pos] !== EMPTY_LIST) {
+      const v = this.value();
+      return v === SKIPPED_FRAMES || (Array.isArray(v) && v.every(isFrame));
+    }
+    this.pos++;
+    if (b[this.pos] === MEMOIZE) {
+      this.memo.push(SKIPPED_FRAMES);
+      this.pos++;
+    }
+    // Lists come as MARK items APPENDS (in batches of 1000), one item and APPEND, or nothing.
+    for (;;) {
+      this.skipFrames();
+      const op = b[this.pos];
+      if (op === MARK) {
+        this.pos++;
+        for (;;) {
+          this.skipFrames();
+          if (b[this.pos] === APPENDS) break;
+          if (!this.frame()) return false;
+        }
+        this.pos++;
+      } else if (op === EMPTY_DICT || op === BINGET || op === LONG_BINGET) {
+        if (!this.frame()) return false;
+        this.skipFrames();
+        if (b[this.pos] !== APPEND) return false;
+        this.pos++;
+      } else {
+        return true;
+      }
+    }
+  }
+
+  /** One frame: a memo reference to a frame dict, or a new {name, filename, line}. */
+  private frame(): boolean {
+    const b = this.b;
+    if (b[this.pos] !== EMPTY_DICT) return isFrame(this.value());
+    if (b[this.pos + 1] !== MEMOIZE || b[this.pos + 2] !== MARK) return false;
+    this.pos += 3;
+    const memo = this.memo;
+    const slot = memo.length;
+    memo.push(null);
+    if (this.value() !== 'name') return false;
+    const name = this.value();
+    if (this.value() !== 'filename') return false;
+    const filename = this.value();
+    if (this.value() !== 'line') return false;
+    const line = this.value();
+    this.skipFrames();
+    if (typeof name !== 'string' || typeof filename !== 'string' || !isInt(line) || b[this.pos] !== SETITEMS) {
+      return false;
+    }
+    this.pos++;
+    memo[slot] = { name, filename, line };
+    return true;
+  }
+
+  /** Skips a number without decoding it; false for anything else. */
+  private time(): boolean {
+    this.skipFrames();
+    const b = this.b;
+    const p = this.pos;
+    const op = b[p];
+    const len = op === BININT1 ? 2 : op === BININT2 ? 3 : op === BININT ? 5 : op === BINFLOAT ? 9 : op === LONG1 ? 2 + b[p + 1]! : 0;
+    if (len === 0 || !(p + len <= b.length)) return false;
+    this.pos = p + len;
+    return true;
+  }
+
+  /** Skips protocol 4 FRAME opcodes (they may come between any two objects). */
+  private skipFrames(): void {
+    const b = this.b;
+    // A FRAME that claims more bytes than are left stays put: the generic reader reports it.
+    while (b[this.pos] === FRAME && this.pos + 9 <= b.length) {
+      const len = this.view.getUint32(this.pos + 1, true) + this.view.getUint32(this.pos + 5, true) * 4294967296;
+      if (len > b.length - this.pos - 9) return;
+      this.pos += 9;
+    }
+  }
+
+  /**
+   * One scalar or memo reference, with the MEMOIZE that may follow a string; NO for any other
+   * opcode, and for operands that run past the end (the generic reader reports those).
+   */
+  private value(): Read {
+    this.skipFrames();
+    const b = this.b;
+    const p = this.pos;
+    const n = b.length;
+    const memo = this.memo;
+    switch (b[p]) {
+      case BINGET: {
+        if (p + 2 > n) return NO;
+        const i = b[p + 1]!;
+        this.pos = p + 2;
+        return i < memo.length ? memo[i]! : NO;
+      }
+      case LONG_BINGET: {
+        if (p + 5 > n) return NO;
+        const i = this.view.getUint32(p + 1, true);
+        this.pos = p + 5;
+        return i < memo.length ? memo[i]! : NO;
+      }
+      case SHORT_BINUNICODE: {
+        if (p + 2 > n) return NO;
+        const len = b[p + 1]!;
+        if (p + 2 + len > n) return NO;
+        const s = this.strings.get(p + 2, len);
+        this.pos = p + 2 + len;
+        if (b[this.pos] === MEMOIZE) {
+          memo.push(s);
+          this.pos++;
+        }
+        return s;
+      }
+      case BININT1:
+        if (p + 2 > n) return NO;
+        this.pos = p + 2;
+        return b[p + 1]!;
+      case BININT2:
+        if (p + 3 > n) return NO;
+        this.pos = p + 3;
+        return b[p + 1]! | (b[p + 2]! << 8);
+      case BININT:
+        if (p + 5 > n) return NO;
+        this.pos = p + 5;
+        return this.view.getInt32(p + 1, true);
+      case LONG1: {
+        if (p + 2 > n) return NO;
+        const len = b[p + 1]!;
+        if (len > 8 || p + 2 + len > n) return NO;
+        const v = decodeLong(b, p + 2, len);
+        if (typeof v !== 'number') return NO;
+        this.pos = p + 2 + len;
+        return v;
+      }
+      case BINFLOAT:
+        if (p + 9 > n) return NO;
+        this.pos = p + 9;
+        return this.view.getFloat64(p + 1, false);
+      default:
+        return NO;
+    }
+  }
+}

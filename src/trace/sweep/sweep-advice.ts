@@ -1,0 +1,40 @@
+// Which max_split setting a sweep recommends, and why, beside the rule of thumb
+// "about 1.2 times the largest tensor".
+import { formatSize } from '../../allocator/format-size';
+import type { SweepRow } from './sweep';
+
+export interface SweepAdvice {
+  best: SweepRow;
+  reason: string;
+  /** The rule of thumb's setting (MiB, rounded to a swept value) and its row. */
+  ruleOfThumb: { mb: number; row: SweepRow } | null;
+}
+
+const churn = (r: SweepRow): number => r.num_device_alloc + r.num_device_free;
+const label = (r: SweepRow): string => (r.max_split_size_mb === null ? 'unlimited' : `max_split_size_mb:${r.max_split_size_mb}`);
+
+/** Fewest OOMs first, then the least reserved memory, then the least cudaMalloc/cudaFree churn;
+ * on a tie the default (unlimited), which needs no setting at all. */
+export function adviseMaxSplit(rows: readonly SweepRow[], largestRequest: number): SweepAdvice | null {
+  if (rows.length === 0) return null;
+  const best = [...rows].sort(
+    (a, b) =>
+      a.num_ooms - b.num_ooms ||
+      a['reserved_bytes.all.peak'] - b['reserved_bytes.all.peak'] ||
+      churn(a) - churn(b) ||
+      Number(a.max_split_size_mb !== null) - Number(b.max_split_size_mb !== null),
+  )[0]!;
+  const unlimited = rows.find((r) => r.max_split_size_mb === null);
+  const oomWord = best.num_ooms === 0 ? 'avoids OOM' : `has the fewest OOMs (${best.num_ooms})`;
+  let reason = `${best.max_split_size_mb === null ? 'The default, unlimited,' : label(best)} ${oomWord} with the least reserved memory (${formatSize(best['reserved_bytes.all.peak'])} at the peak, ${churn(best)} cudaMalloc/cudaFree calls)`;
+  if (unlimited && unlimited !== best) {
+    reason += `; unlimited reaches ${formatSize(unlimited['reserved_bytes.all.peak'])}${unlimited.num_ooms > 0 ? ` with ${unlimited.num_ooms} OOMs` : ''}`;
+  }
+  reason += '.';
+  const finite = rows.filter((r) => r.max_split_size_mb !== null);
+  const target = (1.2 * largestRequest) / 2 ** 20;
+  const near = finite.length
+    ? finite.reduce((a, b) => (Math.abs(Math.log(b.max_split_size_mb! / target)) < Math.abs(Math.log(a.max_split_size_mb! / target)) ? b : a))
+    : null;
+  return { best, reason, ruleOfThumb: near ? { mb: near.max_split_size_mb!, row: near } : null };
+}
