@@ -13,24 +13,9 @@ import { oomMessage } from './oom-message';
 import { explainOom } from './oom-reason';
 import { isSmallSize, roundSize, segmentSizeFor } from './sizes';
 import { AllocatorStats, Stat } from './stats';
-import { Action, type TraceSink } from './trace-sink';
-
-/** Where the device puts new segments (see driver-placement.ts and the trace's recorded addresses). */
-export interface SegmentPlacement {
-  /** Address for a new segment of `size` bytes. */
-  place(size: number): number;
-  /** The segment at `addr` was cudaFree'd. */
-  release(addr: number): void;
-  /** expandable_segments: address for a virtual range of `size` bytes (cuMemAddressReserve); `at`:
-   * one that already exists there (made before a trace began). */
-  reserve(size: number, at?: number): number;
-  /** The virtual range at `addr` went back (cuMemAddressFree). */
-  unreserve(addr: number): void;
-  /** Physical pages were mapped at [addr, addr + size) of the virtual range at `base`. */
-  mapPages?(base: number, addr: number, size: number): void;
-  /** ... and unmapped from there. */
-  unmapPages?(base: number, addr: number, size: number): void;
-}
+import type { SegmentPlacement } from './placement/segment-placement';
+import { Action } from './trace-action';
+import type { TraceSink } from './trace-sink';
 
 export interface AllocatorOptions {
   config: AllocatorConfig;

@@ -1,7 +1,7 @@
 // Conformance: replaying each reference trace under its own config, with the recorded segment addresses
 // and the recorded memory cap, reproduces the recorded device trace event for event and the final stats.
 import { describe, expect, test } from 'vitest';
-import { ACTION_NAMES } from '../../src/allocator/trace-sink';
+import { ACTION_NAMES } from '../../src/allocator/trace-action';
 import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
 

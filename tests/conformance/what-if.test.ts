@@ -1,7 +1,7 @@
 // What-if accuracy: the default-config recording of a workload, replayed under another config with the
 // driver placement model, predicts the recording made under that config.
 import { describe, expect, test } from 'vitest';
-import { ACTION_NAMES } from '../../src/allocator/trace-sink';
+import { ACTION_NAMES } from '../../src/allocator/trace-action';
 import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
 

@@ -3,7 +3,8 @@
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import type { Block } from '../../src/allocator/block';
-import { CachingAllocator, type SegmentPlacement } from '../../src/allocator/caching-allocator';
+import { CachingAllocator } from '../../src/allocator/caching-allocator';
+import type { SegmentPlacement } from '../../src/allocator/placement/segment-placement';
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { GiB, MiB } from '../../src/allocator/constants';
 import { roundSize } from '../../src/allocator/sizes';

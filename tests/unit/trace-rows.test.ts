@@ -71,7 +71,7 @@ describe('decodeSnapshotForReplay', () => {
       expect(fast).toEqual(generic);
       // And the fast path did the reading.
       const rows = new TraceRows(1 << 20);
-      readPickle(gunzipSync(fixture(name)), { traceRows: rows });
+      readPickle(gunzipSync(fixture(name)), { fastPath: rows });
       expect(rows.columns.length).toBeGreaterThan(30_000);
     });
   }
@@ -82,7 +82,7 @@ describe('decodeSnapshotForReplay', () => {
     expect(fast).toEqual(generic);
     expect((fast as { traces: number[][][] }).traces.map((t) => t.length)).toEqual([5, 1]);
     const rows = new TraceRows(bytes.length);
-    readPickle(bytes, { traceRows: rows });
+    readPickle(bytes, { fastPath: rows });
     expect(rows.columns.length).toBe(5); // all but the oom entry
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, test } from 'vitest';
 import { DEFAULT_CONFIG, type AllocatorConfig } from '../../src/allocator/config';
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { MiB } from '../../src/allocator/constants';
-import { Action } from '../../src/allocator/trace-sink';
+import { Action } from '../../src/allocator/trace-action';
 import { replay } from '../../src/trace/replay/replay';
 import { RequestKind, type RequestStream } from '../../src/trace/stream/request-stream';
 import {

@@ -18,7 +18,7 @@
 // unknown, so address space the model has not seen released counts as taken.
 
 import { AddressReservations } from './address-reservations';
-import type { SegmentPlacement } from '../caching-allocator';
+import type { DevicePlacement } from './segment-placement';
 import { MiB } from '../constants';
 
 const CHUNK = 32 * MiB;
@@ -31,12 +31,6 @@ const REGION_SLOTS: readonly (readonly [number, number])[] = [
   [98 * MiB, 96 * MiB],
   [24 * MiB, 0],
 ];
-
-/** A placement that can also be told about segments it did not place. */
-export interface DevicePlacement extends SegmentPlacement {
-  /** A segment that already exists at a known address (e.g. made before a trace began). */
-  occupy(addr: number, size: number): void;
-}
 
 /** The top seen in random-s1__default (0x7f781e000000); any 32 MiB-aligned address behaves the same. */
 export const DEFAULT_REGION_TOP = 0x7f78_1e00_0000;
@@ -259,4 +253,15 @@ export function inferRegionTop(
     if (size === 2 * MiB && offset === 30 * MiB) return addr + 98 * MiB;
   }
   return undefined;
+}
+
+/** The driver placement model, its first region where a recording's first segments show it
+ * (`recorded`: its cudaMalloc calls in order; `preexisting`: cudaMalloc'd segments made before it began). */
+export function driverPlacementFor(
+  recorded: readonly { addr: number; size: number }[],
+  preexisting: readonly { addr: number; size: number }[],
+  regionTop?: number,
+): DriverPlacement {
+  const top = regionTop ?? inferRegionTop(recorded, preexisting);
+  return new DriverPlacement(top !== undefined ? { regionTop: top } : {});
 }

@@ -1,6 +1,6 @@
 // The device model of a GPU stress run: the driver placement decides virtual addresses as in any
 // replay, and each segment also takes physical frames, which locate its blocks in the arena.
-import type { DevicePlacement } from './driver-placement';
+import type { DevicePlacement } from './segment-placement';
 import type { PhysicalFrames } from './physical-frames';
 
 export class FramedPlacement implements DevicePlacement {

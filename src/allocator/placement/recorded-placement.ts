@@ -1,7 +1,7 @@
 // Segment addresses taken from a recording: a same-config replay lands every segment where the real
 // run did, which makes it comparable with the recording event for event.
 import { AddressReservations } from './address-reservations';
-import type { DevicePlacement } from './driver-placement';
+import type { DevicePlacement } from './segment-placement';
 
 /** A segment the recording never made at that size (or whose address is taken): placed by the fallback. */
 export interface PlacementMiss {

@@ -5,7 +5,8 @@ import { CachingAllocator } from '../../allocator/caching-allocator';
 import type { Block } from '../../allocator/block';
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
-import { adoptInitialState, driverPlacementFor } from '../../trace/replay/initial-state';
+import { driverPlacementFor } from '../../allocator/placement/driver-placement';
+import { adoptInitialState } from '../../trace/replay/initial-state';
 import { RequestKind, type RequestStream } from '../../trace/stream/request-stream';
 import { ArenaLayout } from './arena-layout';
 import { blockChunks, CHUNK_U32S } from './block-chunks';
@@ -72,7 +73,7 @@ export class StressRun {
   ) {
     this.layout = new ArenaLayout(options.arenaWords, options.deviceBytes);
     this.planning = options.plan ?? true;
-    this.placement = new FramedPlacement(driverPlacementFor(stream), new PhysicalFrames(options.deviceBytes));
+    this.placement = new FramedPlacement(driverPlacementFor(stream.recordedSegments, stream.initialSegments.filter((s) => !s.expandable)), new PhysicalFrames(options.deviceBytes));
     const cap = options.capacity && options.capacity.bytes < options.deviceBytes ? options.capacity : undefined;
     this.allocator = new CachingAllocator({
       config: options.config,

@@ -8,7 +8,8 @@
 import { ImportError } from '../../lib/import-error';
 import { decodeLong, normalizeBig } from './pickle-ints';
 import { StringCache } from './pickle-string-cache';
-import { SKIPPED_FRAMES, TRACE_ROW, TraceRowsUnusable, type TraceRows } from '../snapshot/trace-rows';
+import { FastPathUnusable, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from './pickle-fast-path';
+import type { PickleDict, PickleValue } from './pickle-value';
 import {
   ADDITEMS,
   APPEND,
@@ -80,20 +81,7 @@ import {
   UNICODE,
 } from './pickle-opcodes';
 
-export type PickleValue =
-  | null
-  | boolean
-  | number
-  | bigint
-  | string
-  | Uint8Array
-  | PickleValue[]
-  | PickleDict;
-
-/** A Python dict. Keys are strings; int keys become their decimal string. */
-export interface PickleDict {
-  [key: string]: PickleValue;
-}
+export type { PickleDict, PickleValue } from './pickle-value';
 
 export interface ReadPickleOptions {
   /** Called with the fraction of input read, about every 4 MB and once at the end. */
@@ -101,10 +89,12 @@ export interface ReadPickleOptions {
   /** Deepest MARK nesting allowed (default 10000); stops hostile input from nesting forever. */
   maxDepth?: number;
   /**
-   * Read trace entries into these rows instead of dicts (see pickle-trace-rows.ts): each one
-   * becomes TRACE_ROW in the result. Throws TraceRowsUnusable when the file uses one twice.
+   * Read some dicts another way (see pickle-fast-path.ts): each one becomes ROW_STAND_IN in the
+   * result. Throws FastPathUnusable when the file uses one in a way the fast path cannot vouch for.
    */
-  traceRows?: TraceRows;
+  fastPath?: PickleFastPath;
+  /** Strings to decode to these very values, so that comparing them is a pointer test (dict keys). */
+  intern?: readonly string[];
 }
 
 const PROGRESS_STEP = 4 << 20;
@@ -350,7 +340,7 @@ function memoize(memo: PickleValue[], sparse: Map<number, PickleValue>, v: Pickl
 
 /** A memo value that stands for a trace row or skipped frames may not be used again. */
 function checkNotStandIn(v: PickleValue): PickleValue {
-  if (v === TRACE_ROW || v === SKIPPED_FRAMES) throw new TraceRowsUnusable();
+  if (v === ROW_STAND_IN || v === SKIPPED_STAND_IN) throw new FastPathUnusable();
   return v;
 }
 
@@ -435,7 +425,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
   const b = bytes;
   const n = b.length;
   const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const strings = new StringCache(b);
+  const strings = new StringCache(b, options.intern);
   const onProgress = options.onProgress;
   const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
   let nextProgress = onProgress ? PROGRESS_STEP : Infinity;
@@ -455,7 +445,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
   const sparse = new Map<number, PickleValue>();
   let hasSparse = false;
 
-  const rows = options.traceRows;
+  const rows = options.fastPath;
   rows?.attach(b, view, memo, strings);
 
   let pos = 0;
@@ -468,7 +458,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (pos >= n) truncated(at, op, pos + 1, n);
         const i = b[pos++]!;
         const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
-        if (v === TRACE_ROW || v === SKIPPED_FRAMES) checkNotStandIn(v);
+        if (v === ROW_STAND_IN || v === SKIPPED_STAND_IN) checkNotStandIn(v);
         stack[sp++] = v;
         break;
       }
@@ -477,7 +467,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         const i = view.getUint32(pos, true);
         pos += 4;
         const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
-        if (v === TRACE_ROW || v === SKIPPED_FRAMES) checkNotStandIn(v);
+        if (v === ROW_STAND_IN || v === SKIPPED_STAND_IN) checkNotStandIn(v);
         stack[sp++] = v;
         break;
       }
@@ -507,7 +497,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (rows !== undefined && !hasSparse) {
           const end = rows.read(pos);
           if (end >= 0) {
-            for (let k = rows.lastCount; k > 0; k--) stack[sp++] = TRACE_ROW;
+            for (let k = rows.lastCount; k > 0; k--) stack[sp++] = ROW_STAND_IN;
             pos = end;
             break;
           }

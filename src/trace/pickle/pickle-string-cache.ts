@@ -2,19 +2,6 @@
 
 const utf8 = new TextDecoder('utf-8');
 
-/** Key strings decode to these literals, so comparing them is a pointer test. */
-const KNOWN_STRINGS = new Map<string, string>(
-  [
-    'action', 'addr', 'size', 'stream', 'time_us', 'compile_context', 'user_metadata', 'frames',
-    'device_free', 'name', 'filename', 'line', 'address', 'requested_size', 'state', 'device',
-    'total_size', 'allocated_size', 'active_size', 'segment_type', 'segment_pool_id',
-    'is_expandable', 'blocks', 'alloc', 'free_requested', 'free_completed', 'segment_alloc',
-    'segment_free', 'segment_map', 'segment_unmap', 'oom', 'snapshot', 'active_allocated',
-    'active_pending_free', 'inactive', 'large', 'small', 'segments', 'device_traces',
-    'allocator_settings', 'external_annotations', 'N/A', '',
-  ].map((k) => [k, k]),
-);
-
 // ---------------------------------------------------------------- string cache
 
 const CACHE_BITS = 12;
@@ -31,9 +18,15 @@ export class StringCache {
   private readonly offs = new Float64Array(1 << CACHE_BITS);
   private readonly lens = new Int32Array(1 << CACHE_BITS);
   private readonly view: DataView;
+  /** Strings handed out as these very values (one string per dict key, wherever it was decoded). */
+  private readonly interned: Map<string, string>;
 
-  constructor(private readonly b: Uint8Array) {
+  constructor(
+    private readonly b: Uint8Array,
+    intern: readonly string[] = [],
+  ) {
     this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    this.interned = new Map(intern.map((s) => [s, s]));
   }
 
   get(p: number, len: number): string {
@@ -68,7 +61,7 @@ export class StringCache {
     } else {
       s = utf8.decode(b.subarray(p, p + len));
     }
-    s = KNOWN_STRINGS.get(s) ?? s;
+    s = this.interned.get(s) ?? s;
     this.strs[slot] = s;
     this.offs[slot] = p;
     this.lens[slot] = len;

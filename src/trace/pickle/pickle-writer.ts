@@ -3,7 +3,7 @@
 // Like Python's pickler it memoizes, so a frame list shared by a hundred thousand trace
 // entries, or a file name in every frame, is written once and referenced after that.
 
-import type { PickleValue } from './pickle-reader';
+import type { PickleValue } from './pickle-value';
 import {
   APPEND,
   APPENDS,

@@ -1,5 +1,6 @@
 // The allocator's trace events in columns: a 900k-event replay makes no per-event objects.
-import { ACTION_NAMES, Action, type TraceSink } from '../../allocator/trace-sink';
+import { ACTION_NAMES, Action } from '../../allocator/trace-action';
+import type { TraceSink } from '../../allocator/trace-sink';
 import { growTyped } from '../../lib/grow-typed';
 import type { TraceEntry } from '../snapshot/snapshot';
 

@@ -3,15 +3,8 @@
 // ranges, and the live blocks in them.
 import type { Block } from '../../allocator/block';
 import type { CachingAllocator } from '../../allocator/caching-allocator';
-import { DriverPlacement, inferRegionTop, type DevicePlacement } from '../../allocator/placement/driver-placement';
+import type { DevicePlacement } from '../../allocator/placement/segment-placement';
 import type { InitialSegment, RequestStream } from '../stream/request-stream';
-
-/** The driver placement model, its first region where the recording's first segments show it. */
-export function driverPlacementFor(stream: RequestStream, regionTop?: number): DriverPlacement {
-  const cudaMalloced = stream.initialSegments.filter((s) => !s.expandable);
-  const top = regionTop ?? inferRegionTop(stream.recordedSegments, cudaMalloced);
-  return new DriverPlacement(top !== undefined ? { regionTop: top } : {});
-}
 
 /** Adopts the stream's initial state; returns the live blocks as [request id, block]. */
 export function adoptInitialState(

@@ -3,10 +3,11 @@ import { CachingAllocator, type AllocatorOptions } from '../../allocator/caching
 import type { Block } from '../../allocator/block';
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
-import type { DevicePlacement } from '../../allocator/placement/driver-placement';
+import { driverPlacementFor } from '../../allocator/placement/driver-placement';
+import type { DevicePlacement } from '../../allocator/placement/segment-placement';
 import { Stat } from '../../allocator/stats';
 import { EventLog } from './event-log';
-import { adoptInitialState, driverPlacementFor } from './initial-state';
+import { adoptInitialState } from './initial-state';
 import { RecordedPlacement } from '../../allocator/placement/recorded-placement';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 
@@ -106,7 +107,8 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
   const statsOnly = options.statsOnly ?? false;
   const events = new EventLog(statsOnly ? 0 : Math.ceil(stream.length * 1.6) + 64, { countOnly: statsOnly });
   const divergences: ReplayDivergence[] = [];
-  const driver = driverPlacementFor(stream, options.regionTop);
+  const preexisting = stream.initialSegments.filter((s) => !s.expandable);
+  const driver = driverPlacementFor(stream.recordedSegments, preexisting, options.regionTop);
   const placement: DevicePlacement =
     options.addresses === 'recorded'
       ? new RecordedPlacement(

@@ -1,7 +1,7 @@
 // A simulated run as a torch.cuda.memory._dump_snapshot() structure, for pytorch.org/memory_viz.
 import type { Block } from '../../allocator/block';
 import { divisionLabel, maxSplitSizeStat, configToString, type AllocatorConfig } from '../../allocator/config';
-import { ACTION_NAMES } from '../../allocator/trace-sink';
+import { ACTION_NAMES } from '../../allocator/trace-action';
 import type { ReplayResult } from './replay';
 import type { RequestStream } from '../stream/request-stream';
 import type { AllocatorSettings, Frame, Snapshot, SnapshotBlock, SnapshotSegment, TraceEntry } from '../snapshot/snapshot';

@@ -3,24 +3,25 @@
 // The checks are hand-written loops rather than a schema library: a snapshot can hold a
 // million trace entries and checking them must cost a small fraction of the parse.
 
+import { ACTION_NAMES, actionCode } from '../../allocator/trace-action';
 import { concatBytes } from '../../lib/concat-bytes';
 import { Gunzip, gunzipSync } from 'fflate';
 import { ImportError } from '../../lib/import-error';
 import { readPickle, type ReadPickleOptions } from '../pickle/pickle-reader';
-import { TraceRows, TraceRowsUnusable, type RowRun } from './trace-rows';
+import { FastPathUnusable } from '../pickle/pickle-fast-path';
+import { TraceRows, type RowRun } from './trace-rows';
 import { tuple, unsharedItems, writePickle, type PickleWritable } from '../pickle/pickle-writer';
+import { SNAPSHOT_WORDS } from './snapshot';
 import type {
   AllocatorSettings,
   BlockState,
   Snapshot,
   SnapshotSegment,
-  TraceAction,
   TraceEntry,
 } from './snapshot';
 import {
   sliceColumns,
   TraceColumnsBuilder,
-  traceCode,
   traceColumnsFromEntries,
   type TraceColumns,
 } from './trace-columns';
@@ -179,13 +180,8 @@ function parseJson(data: Uint8Array): unknown {
 
 // ---------------------------------------------------------------- value -> Snapshot
 
-const ACTIONS: ReadonlySet<string> = new Set<TraceAction>([
-  'alloc', 'free_requested', 'free_completed', 'segment_alloc', 'segment_free', 'segment_map',
-  'segment_unmap', 'oom', 'snapshot', 'user_defined',
-]);
 function isAction(a: unknown): boolean {
-  // The common actions by identity first (the reader hands out one string per action).
-  return a === 'alloc' || a === 'free_requested' || a === 'free_completed' || (typeof a === 'string' && ACTIONS.has(a));
+  return actionCode(a) >= 0;
 }
 const BLOCK_STATES: ReadonlySet<string> = new Set<BlockState>([
   'active_allocated', 'active_pending_free', 'inactive',
@@ -270,7 +266,7 @@ function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowC
   const { runs, columns: from } = rows;
   let k = rows.nextRun;
   // Runs come in reading order: this list's must be next (a list that appears twice has none left).
-  if (rows.lists.has(list) && runs[k]?.list !== list) throw new TraceRowsUnusable();
+  if (rows.lists.has(list) && runs[k]?.list !== list) throw new FastPathUnusable();
   const mine = (at: number): boolean => k < runs.length && runs[k]!.list === list && runs[k]!.at === at;
   if (list.length === 0 && mine(0) && !(k + 1 < runs.length && runs[k + 1]!.list === list)) {
     // The usual case: one run, no dicts: the rows as they are, no copy.
@@ -294,7 +290,7 @@ function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowC
     const e = list[i];
     lastFrames = checkTraceEntry(e, d, i, seen, lastFrames);
     const t = e as TraceEntry;
-    out.push(traceCode(t.action), t.addr, t.size, t.stream);
+    out.push(actionCode(t.action), t.addr, t.size, t.stream);
   }
   takeRuns(list.length);
   rows.nextRun = k;
@@ -318,7 +314,7 @@ function checkTraceEntry(entry: unknown, d: number, i: number, seen: Set<unknown
   if (!isDict(e)) bad(at(i, ''), 'a trace entry dict', e);
   const action = e.action;
   if (!isAction(action)) {
-    bad(at(i, '.action'), `one of ${[...ACTIONS].join(', ')}`, action);
+    bad(at(i, '.action'), `one of ${ACTION_NAMES.join(', ')}`, action);
   }
   if (!isInt(e.addr)) {
     // PyTorch writes device_free instead of addr on an oom.
@@ -472,12 +468,12 @@ function checkSnapshot(raw: unknown, rows: TraceRows | undefined): SnapshotForRe
         device_traces.push([]);
       }
       // Every row went into a device trace, and nowhere else.
-      if (cursor.next !== rows.columns.length || cursor.nextRun !== rows.runs.length) throw new TraceRowsUnusable();
+      if (cursor.next !== rows.columns.length || cursor.nextRun !== rows.runs.length) throw new FastPathUnusable();
     } else {
       for (let d = 0; d < tracesIn.length; d++) device_traces.push(checkTrace(tracesIn[d], d, seen));
     }
   }
-  if (rows && rows.columns.length > 0 && traces.length === 0) throw new TraceRowsUnusable();
+  if (rows && rows.columns.length > 0 && traces.length === 0) throw new FastPathUnusable();
 
   const snapshot: Snapshot = { segments, device_traces };
   if (top.allocator_settings !== undefined && top.allocator_settings !== null) {
@@ -537,11 +533,14 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
 
   let raw: unknown;
   if (looksLikePickle(data)) {
-    const pickleOptions: ReadPickleOptions = report ? { onProgress: (f) => report(start + f * (0.97 - start)) } : {};
+    const pickleOptions: ReadPickleOptions = {
+      intern: SNAPSHOT_WORDS,
+      ...(report ? { onProgress: (f: number) => report(start + f * (0.97 - start)) } : {}),
+    };
     if (asColumns) {
       const rows = new TraceRows(data.length);
       try {
-        const read = checkSnapshot(readPickle(data, { ...pickleOptions, traceRows: rows }), rows);
+        const read = checkSnapshot(readPickle(data, { ...pickleOptions, fastPath: rows }), rows);
         progress(1);
         return read;
       } catch {

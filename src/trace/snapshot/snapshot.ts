@@ -1,5 +1,6 @@
 // The shape of torch.cuda.memory._dump_snapshot() output (PyTorch 2.x), as splitscope uses it.
 // Field names are PyTorch's own so that files round-trip through pytorch.org/memory_viz.
+import { ACTION_NAMES, type ActionName } from '../../allocator/trace-action';
 
 export interface Frame {
   name: string;
@@ -7,18 +8,8 @@ export interface Frame {
   line: number;
 }
 
-export type TraceAction =
-  | 'alloc'
-  | 'free_requested'
-  | 'free_completed'
-  | 'segment_alloc'
-  | 'segment_free'
-  | 'segment_map'
-  | 'segment_unmap'
-  | 'oom'
-  | 'snapshot'
-  /** A user-defined marker (TraceEntry::USER_DEFINED in PyTorch); not an allocator event. */
-  | 'user_defined';
+/** Trace entry actions (allocator/trace-action.ts). */
+export type TraceAction = ActionName;
 
 export interface TraceEntry {
   action: TraceAction;
@@ -76,3 +67,16 @@ export interface Snapshot {
   allocator_settings?: AllocatorSettings;
   external_annotations?: unknown[];
 }
+
+/**
+ * The words of a snapshot file (its dict keys, actions, states), which the pickle reader decodes to
+ * one string each: the checks and the trace-row fast path then compare them by pointer.
+ */
+export const SNAPSHOT_WORDS: readonly string[] = [
+  'action', 'addr', 'size', 'stream', 'time_us', 'compile_context', 'user_metadata', 'frames',
+  'device_free', 'name', 'filename', 'line', 'address', 'requested_size', 'state', 'device',
+  'total_size', 'allocated_size', 'active_size', 'segment_type', 'segment_pool_id',
+  'is_expandable', 'blocks', 'active_allocated', 'active_pending_free', 'inactive', 'large', 'small',
+  'segments', 'device_traces', 'allocator_settings', 'external_annotations', 'N/A', '',
+  ...ACTION_NAMES,
+];

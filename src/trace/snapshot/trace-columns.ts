@@ -1,42 +1,8 @@
-// A device trace reduced to what a replay reads (action, addr, size, stream), one typed column
+// A device trace reduced to what a replay reads (action as an Action code, addr, size, stream), one typed column
 // each: a 900k-entry trace is then four arrays instead of 900k objects for the GC to carry.
 import { growTyped } from '../../lib/grow-typed';
-import type { TraceAction, TraceEntry } from './snapshot';
-
-/** Action codes: the index in this list. */
-export const TRACE_ACTIONS: readonly TraceAction[] = [
-  'alloc',
-  'free_requested',
-  'free_completed',
-  'segment_alloc',
-  'segment_free',
-  'segment_map',
-  'segment_unmap',
-  'oom',
-  'snapshot',
-  'user_defined',
-];
-
-export const enum TraceCode {
-  alloc = 0,
-  free_requested = 1,
-  free_completed = 2,
-  segment_alloc = 3,
-  segment_free = 4,
-  segment_map = 5,
-  segment_unmap = 6,
-  oom = 7,
-  snapshot = 8,
-  user_defined = 9,
-}
-
-/** The code of a known action, -1 otherwise. Known strings come first by identity (the reader shares them). */
-export function traceCode(action: unknown): number {
-  if (action === 'alloc') return TraceCode.alloc;
-  if (action === 'free_requested') return TraceCode.free_requested;
-  if (action === 'free_completed') return TraceCode.free_completed;
-  return typeof action === 'string' ? TRACE_ACTIONS.indexOf(action as TraceAction) : -1;
-}
+import { actionCode } from '../../allocator/trace-action';
+import type { TraceEntry } from './snapshot';
 
 export interface TraceColumns {
   length: number;
@@ -105,6 +71,6 @@ export function sliceColumns(c: TraceColumns, start: number, end: number): Trace
 /** Columns of checked trace entries (decodeSnapshotFile's output). */
 export function traceColumnsFromEntries(entries: readonly TraceEntry[]): TraceColumns {
   const columns = new TraceColumnsBuilder(entries.length);
-  for (const e of entries) columns.push(traceCode(e.action), e.addr, e.size, e.stream);
+  for (const e of entries) columns.push(actionCode(e.action), e.addr, e.size, e.stream);
   return columns;
 }

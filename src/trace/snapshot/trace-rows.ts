@@ -5,38 +5,30 @@
 // An entry that strays in any way from the shape torch writes (another key, a big int, a value of
 // the wrong type, a cut-off file) is left to the generic reader and the usual checks; a file the
 // fast path cannot vouch for is read again the generic way (decodeSnapshotForReplay).
+import { actionCode } from '../../allocator/trace-action';
 import { decodeLong } from '../pickle/pickle-ints';
-import type { PickleValue } from '../pickle/pickle-reader';
+import { FastPathUnusable, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from '../pickle/pickle-fast-path';
+import {
+  APPEND,
+  APPENDS,
+  BINFLOAT,
+  BINGET,
+  BININT,
+  BININT1,
+  BININT2,
+  EMPTY_DICT,
+  EMPTY_LIST,
+  FRAME,
+  LONG1,
+  LONG_BINGET,
+  MARK,
+  MEMOIZE,
+  SETITEMS,
+  SHORT_BINUNICODE,
+} from '../pickle/pickle-opcodes';
 import type { StringCache } from '../pickle/pickle-string-cache';
-import { TraceColumnsBuilder, traceCode } from './trace-columns';
-
-/** Stands in the pickle's value for an entry read into a row; rows are in reading order. */
-export const TRACE_ROW: PickleValue = Object.freeze({ '\u0000traceRow': true });
-/** Stands in the memo for a frame list that was checked and not kept. */
-export const SKIPPED_FRAMES: PickleValue = Object.freeze({ '\u0000skippedFrames': true });
-
-/**
- * A stand-in was used in a way a snapshot never uses it (referenced twice, put outside a device
- * trace list, appended out of order): the caller reads the file again the generic way.
- */
-export class TraceRowsUnusable extends Error {}
-
-const EMPTY_DICT = 0x7d;
-const EMPTY_LIST = 0x5d;
-const MARK = 0x28;
-const MEMOIZE = 0x94;
-const SETITEMS = 0x75;
-const APPEND = 0x61;
-const APPENDS = 0x65;
-const BINGET = 0x68;
-const LONG_BINGET = 0x6a;
-const SHORT_BINUNICODE = 0x8c;
-const BININT = 0x4a;
-const BININT1 = 0x4b;
-const BININT2 = 0x4d;
-const LONG1 = 0x8a;
-const BINFLOAT = 0x47;
-const FRAME = 0x95;
+import type { PickleValue } from '../pickle/pickle-value';
+import { TraceColumnsBuilder } from './trace-columns';
 
 /** Returned by `value()` for anything the fast path does not read. */
 const NO = Symbol('no');
@@ -65,7 +57,7 @@ export interface RowRun {
  * Every batch must append exactly the rows read since the last one, as torch's pickles do, so
  * rows reach the lists in reading order.
  */
-export class TraceRows {
+export class TraceRows implements PickleFastPath {
   readonly columns: TraceColumnsBuilder;
   /** Rows already appended to a list. */
   appended = 0;
@@ -123,21 +115,21 @@ export class TraceRows {
   /** The reader's APPEND/APPENDS of items[from, to) to `list`: values are pushed, stand-ins become runs. */
   append(list: PickleValue[], items: PickleValue[], from: number, to: number): void {
     let rows = 0;
-    for (let i = from; i < to; i++) if (items[i] === TRACE_ROW) rows++;
+    for (let i = from; i < to; i++) if (items[i] === ROW_STAND_IN) rows++;
     if (rows === 0) {
       for (let i = from; i < to; i++) list.push(items[i]!);
       return;
     }
-    if (this.appended + rows !== this.columns.length) throw new TraceRowsUnusable();
+    if (this.appended + rows !== this.columns.length) throw new FastPathUnusable();
     this.appended += rows;
     const runs = this.runs;
     for (let i = from; i < to; i++) {
-      if (items[i] !== TRACE_ROW) {
+      if (items[i] !== ROW_STAND_IN) {
         list.push(items[i]!);
         continue;
       }
       let count = 1;
-      while (i + 1 < to && items[i + 1] === TRACE_ROW) {
+      while (i + 1 < to && items[i + 1] === ROW_STAND_IN) {
         count++;
         i++;
       }
@@ -151,9 +143,9 @@ export class TraceRows {
     const b = this.b;
     if (b[at] !== MEMOIZE || b[at + 1] !== MARK) return -1;
     this.pos = at + 2;
-    this.memo.push(TRACE_ROW);
+    this.memo.push(ROW_STAND_IN);
     if (!this.key('action')) return -1;
-    const code = traceCode(this.value());
+    const code = actionCode(this.value());
     if (code < 0 || !this.key('addr')) return -1;
     const addr = this.int();
     if (Number.isNaN(addr) || !this.key('size')) return -1;
@@ -214,11 +206,11 @@ export class TraceRows {
     this.skipFrames();
     if (b[this.pos] !== EMPTY_LIST) {
       const v = this.value();
-      return v === SKIPPED_FRAMES || (Array.isArray(v) && v.every(isFrame));
+      return v === SKIPPED_STAND_IN || (Array.isArray(v) && v.every(isFrame));
     }
     this.pos++;
     if (b[this.pos] === MEMOIZE) {
-      this.memo.push(SKIPPED_FRAMES);
+      this.memo.push(SKIPPED_STAND_IN);
       this.pos++;
     }
     // Lists come as MARK items APPENDS (in batches of 1000), one item and APPEND, or nothing.

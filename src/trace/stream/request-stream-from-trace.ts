@@ -11,7 +11,8 @@ import {
   type RequestStream,
 } from './request-stream';
 import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
-import { TraceCode, traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
+import { Action } from '../../allocator/trace-action';
+import { traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
 
 export interface TraceStreamOptions {
   device?: number;
@@ -49,13 +50,13 @@ export function requestStreamFromTrace(
     const addr = addrs[i]!;
     const size = sizes[i]!;
     switch (action[i]) {
-      case TraceCode.alloc: {
+      case Action.alloc: {
         const id = b.newId();
         liveBlocks.set(addr, id);
         b.alloc(id, size, streams[i]!, i);
         break;
       }
-      case TraceCode.free_requested: {
+      case Action.free_requested: {
         let id = liveBlocks.get(addr);
         if (id < 0) {
           // Allocated before recording began.
@@ -67,16 +68,16 @@ export function requestStreamFromTrace(
         b.free(id, size, streams[i]!, i);
         break;
       }
-      case TraceCode.segment_alloc:
+      case Action.segment_alloc:
         recordedSegments.push({ addr, size });
         liveSegments.set(addr, size);
         break;
-      case TraceCode.segment_free:
+      case Action.segment_free:
         if (!liveSegments.delete(addr)) {
           initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER });
         }
         break;
-      case TraceCode.oom: {
+      case Action.oom: {
         // The tensor never existed in the recording, so nothing frees it there.
         const id = b.newId();
         failedInRecording.add(id);
@@ -84,11 +85,11 @@ export function requestStreamFromTrace(
         b.free(id, size, streams[i]!, -1);
         break;
       }
-      case TraceCode.segment_map:
+      case Action.segment_map:
         recordedMappings.push({ addr, size });
         mappingChanges.push({ addr, size, sign: 1 });
         break;
-      case TraceCode.segment_unmap:
+      case Action.segment_unmap:
         mappingChanges.push({ addr, size, sign: -1 });
         break;
       default:

@@ -1,0 +1,28 @@
+// A hook for callers that want one kind of object out of a pickle in another form than dicts (the
+// snapshot reader puts trace entries straight into columns: snapshot/trace-rows.ts). The reader offers
+// it each EMPTY_DICT; what it reads stands in the pickle's value as ROW_STAND_IN, and lists get the
+// rows through append(). A stand-in used any other way (referenced twice, popped, duplicated) throws
+// FastPathUnusable, and the caller reads the file again without the hook.
+import type { PickleValue } from './pickle-value';
+import type { StringCache } from './pickle-string-cache';
+
+/** Stands in the pickle's value for an object the fast path read. */
+export const ROW_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathRow': true });
+/** Stands in the memo for a value the fast path checked and did not keep. */
+export const SKIPPED_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathSkipped': true });
+
+/** A stand-in was used in a way the fast path cannot vouch for: read the file again without it. */
+export class FastPathUnusable extends Error {}
+
+export interface PickleFastPath {
+  /** Called by the reader once it starts, with its input, memo and string cache. */
+  attach(bytes: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache): void;
+  /**
+   * At the EMPTY_DICT before `pos`: reads the objects that start there, returning the position after
+   * them (lastCount says how many), or -1, with the memo as it was, when it reads none.
+   */
+  read(pos: number): number;
+  readonly lastCount: number;
+  /** The reader's APPEND/APPENDS of items[from, to) to `list`. */
+  append(list: PickleValue[], items: PickleValue[], from: number, to: number): void;
+}
