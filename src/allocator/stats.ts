@@ -16,20 +16,15 @@ export const POOL_STATS = [
   'inactive_split_bytes',
   'requested_bytes',
 ] as const;
+/** Stats kept once (no pool types), each with current/peak/allocated/freed. */
+const OVERSIZE_STATS = ['oversize_allocations', 'oversize_segments'] as const;
+type PoolStat = (typeof POOL_STATS)[number];
+type OversizeStat = (typeof OVERSIZE_STATS)[number];
 
-export const enum Stat {
-  allocation = 0,
-  segment = 1,
-  active = 2,
-  inactive_split = 3,
-  allocated_bytes = 4,
-  reserved_bytes = 5,
-  active_bytes = 6,
-  inactive_split_bytes = 7,
-  requested_bytes = 8,
-  oversize_allocations = 9,
-  oversize_segments = 10,
-}
+/** Stat.x: x's index in POOL_STATS, the oversize stats after them (a frozen table, read like an enum). */
+export const Stat = Object.freeze(
+  Object.fromEntries([...POOL_STATS, ...OVERSIZE_STATS].map((name, i) => [name, i])) as Record<PoolStat | OversizeStat, number>,
+);
 
 const POOL_TYPES = ['all', 'small_pool', 'large_pool'] as const;
 const FIELDS = ['current', 'peak', 'allocated', 'freed'] as const;
@@ -42,11 +37,11 @@ const COUNTER_INDEX = Object.fromEntries(COUNTERS.map((c, i) => [c, i])) as Reco
 // (one Stat each, no pool types); then the plain counters.
 const POOL_BASE = 0;
 const OVERSIZE_BASE = POOL_STATS.length * 3 * 4;
-const COUNTER_BASE = OVERSIZE_BASE + 2 * 4;
+const COUNTER_BASE = OVERSIZE_BASE + OVERSIZE_STATS.length * 4;
 const LENGTH = COUNTER_BASE + COUNTERS.length;
 
 /** The stat whose counters stand for `stat` (active* mirror allocation*, see above). */
-function mirrored(stat: Stat): Stat {
+function mirrored(stat: number): number {
   if (stat === Stat.active) return Stat.allocation;
   if (stat === Stat.active_bytes) return Stat.allocated_bytes;
   return stat;
@@ -60,7 +55,7 @@ export class AllocatorStats {
    * kept here (the replay updates stats several times per request): its allocated and freed are
    * the two pools' sums, which toRecord adds up.
    */
-  increase(stat: Stat, small: boolean, amount: number): void {
+  increase(stat: number, small: boolean, amount: number): void {
     const all = POOL_BASE + stat * 12;
     this.bump(all + (small ? 4 : 8), amount);
     const v = this.values;
@@ -69,18 +64,19 @@ export class AllocatorStats {
     if (current > v[all + 1]!) v[all + 1] = current;
   }
 
-  decrease(stat: Stat, small: boolean, amount: number): void {
+  decrease(stat: number, small: boolean, amount: number): void {
     const all = POOL_BASE + stat * 12;
     this.drop(all + (small ? 4 : 8), amount);
     this.values[all]! -= amount;
   }
 
-  increaseOversize(stat: Stat.oversize_allocations | Stat.oversize_segments): void {
-    this.bump(OVERSIZE_BASE + (stat - Stat.oversize_allocations) * 4, 1);
+  /** `stat`: Stat.oversize_allocations or Stat.oversize_segments. */
+  increaseOversize(stat: number): void {
+    this.bump(OVERSIZE_BASE + (stat - POOL_STATS.length) * 4, 1);
   }
 
-  decreaseOversize(stat: Stat.oversize_allocations | Stat.oversize_segments): void {
-    this.drop(OVERSIZE_BASE + (stat - Stat.oversize_allocations) * 4, 1);
+  decreaseOversize(stat: number): void {
+    this.drop(OVERSIZE_BASE + (stat - POOL_STATS.length) * 4, 1);
   }
 
   count(counter: Counter): void {
@@ -94,7 +90,7 @@ export class AllocatorStats {
   }
 
   /** A pool stat's current value for "all". */
-  current(stat: Stat): number {
+  current(stat: number): number {
     return this.values[POOL_BASE + mirrored(stat) * 12]!;
   }
 
@@ -115,7 +111,7 @@ export class AllocatorStats {
         });
       });
     });
-    (['oversize_allocations', 'oversize_segments'] as const).forEach((name, s) => {
+    OVERSIZE_STATS.forEach((name, s) => {
       FIELDS.forEach((field, f) => {
         out[`${name}.${field}`] = v[OVERSIZE_BASE + s * 4 + f]!;
       });

@@ -1,6 +1,6 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/stress/live-run';
-import { useCompare } from './compare-store';
+import { compareIdle, useCompare } from './compare-store';
 import { explore, useExplore, type ExploreAxis } from './explore-store';
 import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
@@ -40,7 +40,7 @@ export interface Automation {
 export function installAutomation(): void {
   const surface: Automation = {
     ready: async () => {
-      await Promise.all([whenIdle(), stressIdle()]);
+      await Promise.all([whenIdle(), compareIdle(), stressIdle()]);
       await drawsSettled();
     },
     stats: () => ({ ...(useSession.getState().view?.stats ?? {}) }),
@@ -76,7 +76,7 @@ export function installAutomation(): void {
       return { values, rows, error };
     },
     compare: async () => {
-      await whenIdle();
+      await Promise.all([whenIdle(), compareIdle()]);
       const { runs, views } = useCompare.getState();
       return runs?.map((r, i) => ({ conf: r.conf, stats: { ...r.stats }, atCursor: { ...(views?.[i]?.stats ?? {}) } })) ?? null;
     },

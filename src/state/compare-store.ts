@@ -4,8 +4,10 @@
 import { create } from 'zustand';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
+import { AsyncLimiter } from '../lib/async-limiter';
 import type { CompareRun, CursorView } from '../worker/replay-protocol';
-import { onWorkerReply, sendToWorker, useSession } from './session-store';
+import { callWorker } from './replay-client';
+import { useSession } from './session-store';
 
 export const MIN_COMPARED = 2;
 export const MAX_COMPARED = 4;
@@ -35,53 +37,47 @@ const sourceKey = (): string => {
   return JSON.stringify([s.sourceLink, s.summary?.requests ?? null, base]);
 };
 
-let compareInFlight = false;
-let compareWanted = false;
-let seekInFlight = false;
-/** The cursor and source the views on screen (or in flight) are for. */
-let viewsAt = -1;
+/** Comparisons and their seeks, each one in flight and the latest waiting (a seek after the comparison). */
+const comparisons = new AsyncLimiter();
+const seeks = new AsyncLimiter();
+/** The source the runs on screen are for, and the cursor their views are at. */
 let comparedKey = '';
+let viewsAt = -1;
+
+const failed = (e: unknown): void => useCompare.setState({ error: `The comparison failed: ${(e as Error).message}` });
 
 function requestCompare(): void {
-  const { confs } = useCompare.getState();
-  const session = useSession.getState();
-  if (!confs || !session.summary) return;
-  if (compareInFlight) {
-    compareWanted = true;
-    return;
-  }
-  compareInFlight = true;
-  comparedKey = sourceKey();
-  viewsAt = session.cursor;
-  // Everything but the config is the session's: source, cap, device, inserted calls.
-  sendToWorker({ type: 'compare', confs, base: session.settings, cursor: session.cursor });
+  void comparisons.schedule(async () => {
+    const { confs } = useCompare.getState();
+    const session = useSession.getState();
+    if (!confs || !session.summary) return;
+    comparedKey = sourceKey();
+    viewsAt = session.cursor;
+    try {
+      // Everything but the config is the session's: source, cap, device, inserted calls.
+      const runs = await callWorker((w) => w.compare(confs, session.settings, session.cursor));
+      if (useCompare.getState().confs) useCompare.setState({ runs, views: runs.map((r) => r.view), error: null });
+    } catch (e) {
+      failed(e);
+    }
+    requestSeek();
+  });
 }
 
 function requestSeek(): void {
-  const cursor = useSession.getState().cursor;
-  if (compareInFlight || seekInFlight || !useCompare.getState().runs || cursor === viewsAt) return;
-  seekInFlight = true;
-  viewsAt = cursor;
-  sendToWorker({ type: 'compareSeek', cursor });
+  void seeks.schedule(async () => {
+    await comparisons.idle();
+    const cursor = useSession.getState().cursor;
+    if (!useCompare.getState().runs || cursor === viewsAt) return;
+    viewsAt = cursor;
+    try {
+      const views = await callWorker((w) => w.compareSeek(cursor));
+      if (useCompare.getState().runs) useCompare.setState({ views });
+    } catch (e) {
+      failed(e);
+    }
+  });
 }
-
-onWorkerReply((m) => {
-  if (m.type === 'compared') {
-    compareInFlight = false;
-    useCompare.setState({ runs: m.runs, views: m.runs.map((r) => r.view), error: null });
-  } else if (m.type === 'compareCursor') {
-    seekInFlight = false;
-    useCompare.setState({ views: m.views });
-  } else if (m.type === 'error') {
-    compareInFlight = seekInFlight = false;
-    useCompare.setState({ error: `The comparison failed: ${m.message}` });
-  }
-  if (!useCompare.getState().confs) return;
-  if (compareWanted || comparedKey !== sourceKey()) {
-    compareWanted = false;
-    requestCompare();
-  } else requestSeek();
-});
 
 /** '' when `text` parses, else why not. */
 function confProblem(text: string): string {
@@ -143,3 +139,8 @@ useSession.subscribe((s, before) => {
   if (sourceKey() !== comparedKey) requestCompare();
   else if (s.cursor !== before.cursor) requestSeek();
 });
+
+/** Resolves when no comparison or seek is in flight or waiting. */
+export async function compareIdle(): Promise<void> {
+  while (comparisons.busy || seeks.busy) await Promise.all([comparisons.idle(), seeks.idle()]);
+}

@@ -1,5 +1,7 @@
-// Views that draw outside React renders (canvases) say here how to wait for their pending frame, so
-// that window.splitscope.ready() can include drawing without the state layer knowing the views.
+// Views that draw outside React renders (canvases) say here how to wait for their pending frame and
+// the GPU's work on it, so that window.splitscope.ready() can include drawing without the state layer
+// knowing the views.
+import { framesDrawn } from '../lib/frame-scheduler';
 const waits = new Set<() => Promise<void>>();
 
 /** Registers a view's wait; returns its unregistration. */
@@ -23,7 +25,8 @@ export function nextFrame(): Promise<void> {
 
 /** Resolves when React has committed the latest state and every registered view has drawn it. */
 export async function drawsSettled(): Promise<void> {
-  // One frame: React commits and the views schedule their draws from its effects.
+  // One frame: React commits and the views schedule their draws from its effects; then those draws.
   await nextFrame();
+  await framesDrawn();
   await Promise.all([...waits].map((wait) => wait()));
 }

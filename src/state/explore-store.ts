@@ -5,7 +5,8 @@ import { create } from 'zustand';
 import { PARAM_VALUES, withParam, type SweepParam, type SweepRow } from '../trace/sweep/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream, useSession } from './session-store';
-import { deal, replayBasis, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
+import { AsyncLimiter } from '../lib/async-limiter';
+import { deal, replayBasis, runSweepJobsInto, workerCount } from './sweep-pool';
 
 export type ExploreAxis = SweepParam | 'seed';
 
@@ -20,21 +21,19 @@ interface ExploreState {
 
 export const useExplore = create<ExploreState>()(() => ({ axis: null, values: [], rows: [], done: false, error: null }));
 
-let running: SweepRun | null = null;
-let finished: Promise<void> = Promise.resolve();
+/** One exploration at a time: a newer one stops the one running and takes its place. */
+const explorations = new AsyncLimiter();
 
 /** Sweeps `axis` (default values for a parameter; seeds 1..`seeds` for a workload). */
 export function explore(axis: ExploreAxis, options: { values?: number[]; seeds?: number } = {}): Promise<void> {
-  finished = run(axis, options);
-  return finished;
+  return explorations.schedule((superseded) => run(axis, options, superseded));
 }
 
 export function exploreIdle(): Promise<void> {
-  return finished;
+  return explorations.idle();
 }
 
-async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: number }): Promise<void> {
-  running?.stop();
+async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: number }, superseded: AbortSignal): Promise<void> {
   const { sourceLink } = useSession.getState();
   const basis = replayBasis();
   if (!basis) return;
@@ -66,14 +65,12 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
       return;
     }
     const stream = await sourceStream();
+    if (superseded.aborted) return;
     jobs = deal(configs, workerCount(values.length)).map((part) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: part }));
   }
   useExplore.setState({ axis, values, rows: values.map(() => null), done: false, error: null });
   const mine = runSweepJobsInto(jobs, useExplore);
-  running = mine;
+  superseded.addEventListener('abort', mine.stop);
   await mine.done;
-  if (running === mine) {
-    running = null;
-    useExplore.setState({ done: true });
-  }
+  if (!superseded.aborted) useExplore.setState({ done: true });
 }

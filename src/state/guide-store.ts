@@ -8,6 +8,7 @@ import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
 import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/sweep/tuning-guide';
 import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream } from './session-store';
+import { AsyncLimiter } from '../lib/async-limiter';
 import { replayBasis, runSweepJobs } from './sweep-pool';
 import { useSweep } from './sweep-store';
 
@@ -18,11 +19,10 @@ interface GuideState {
 
 export const useGuide = create<GuideState>()(() => ({ guide: null, error: null }));
 
-let finished: Promise<void> = Promise.resolve();
-let generation = 0;
+/** One guide at a time: a newer one stops the one being built and takes its place. */
+const guides = new AsyncLimiter();
 
-async function build(): Promise<void> {
-  const mine = ++generation;
+async function build(superseded: AbortSignal): Promise<void> {
   useGuide.setState({ guide: null, error: null });
   const { rows, largestRequest } = useSweep.getState();
   const basis = replayBasis();
@@ -30,7 +30,7 @@ async function build(): Promise<void> {
   const { asked, recorded, capacity } = basis;
   const best = adviseMaxSplit(rows.filter((r): r is SweepRow => r !== null), largestRequest)?.best.max_split_size_mb ?? null;
   const stream = await sourceStream();
-  if (mine !== generation) return;
+  if (superseded.aborted) return;
   const sizes = new Set<number>();
   for (let i = 0; i < stream.length; i++) {
     if (stream.kind[i] === RequestKind.alloc) sizes.add(Math.ceil(stream.size[i]! / MIN_BLOCK_SIZE));
@@ -48,24 +48,26 @@ async function build(): Promise<void> {
     settings: [],
     configs: [asked, ...candidates.map((c) => c.config)].map((config, index) => ({ index, config })),
   };
-  await runSweepJobs([job], (index, row) => (found[index] = row), (message) => (error = message)).done;
+  const run = runSweepJobs([job], (index, row) => (found[index] = row), (message) => (error = message));
+  superseded.addEventListener('abort', run.stop);
+  await run.done;
+  if (superseded.aborted) return;
   if (error !== null) {
-    if (mine === generation) useGuide.setState({ error });
+    useGuide.setState({ error });
     return;
   }
-  if (mine !== generation) return;
   const tried = candidates.map((c, i) => ({ kind: c.kind, row: found[i + 1]! }));
   useGuide.setState({ guide: tuningGuide(found[0]!, tried, facts) });
 }
 
-/** Resolves when the guide in progress (if any) is built. */
+/** Resolves when no guide is being built or waits. */
 export function guideIdle(): Promise<void> {
-  return finished;
+  return guides.idle();
 }
 
 /** Rebuilds the guide whenever a sweep completes (a new source, config or cap). */
 export function installGuide(): void {
   useSweep.subscribe((s, before) => {
-    if (s.done && !before.done) finished = build();
+    if (s.done && !before.done) void guides.schedule(build);
   });
 }

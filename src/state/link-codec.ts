@@ -1,62 +1,19 @@
-// The share link: the view's state, versioned and validated (zod), as deflate + base64url in the
-// URL hash (as Excalidraw does). Decoding never trusts the link: its length, the inflated size and
-// every field are checked, and anything wrong becomes a LinkError that names the problem.
+// The share link's bytes: its state (link-schema.ts) as JSON, deflated, base64url, behind a versioned
+// prefix in the URL hash (as Excalidraw's data/encode.ts). Decoding never trusts the link: its length,
+// the inflated size and every field are checked, and anything wrong becomes a LinkError that names
+// the problem.
 import { deflateSync, Inflate, strFromU8, strToU8 } from 'fflate';
-import { z } from 'zod';
 import { concatBytes } from '../lib/concat-bytes';
 import { LinkError } from './link-error';
+import { LINK_VERSION, LINK_VERSIONS, type LinkState } from './link-schema';
 
-export const LINK_VERSION = 1;
 /** A link longer than this is refused before decoding (an embedded snapshot stays well below it). */
 export const MAX_LINK_CHARS = 1_000_000;
 /** Inflated JSON above this is a decompression bomb, not a view. */
 const MAX_INFLATED_BYTES = 2_000_000;
-/** A snapshot file is embedded in the link only up to this size; larger ones travel by name and hash. */
-export const MAX_EMBEDDED_FILE_BYTES = 256 * 1024;
-const PREFIX = '#v1=';
-
-const finite = z.number().finite();
-const sourceSchema = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('workload'), id: z.string().max(64), params: z.record(z.string().max(64), finite) }),
-  z.object({ kind: z.literal('sample') }),
-  z.object({
-    kind: z.literal('file'),
-    name: z.string().max(512),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    /** The file itself, base64, when it was small enough to embed. */
-    data: z.string().max(Math.ceil((MAX_EMBEDDED_FILE_BYTES * 4) / 3) + 4).optional(),
-  }),
-]);
-
-export const linkStateSchema = z.object({
-  v: z.literal(LINK_VERSION),
-  source: sourceSchema,
-  /** A whole PYTORCH_CUDA_ALLOC_CONF string; null: the source's own (recorded, or defaults). */
-  conf: z.string().max(2000).nullable(),
-  capacityBytes: z.number().int().positive().max(2 ** 53).nullable(),
-  /** 0-based request index; null: the last request. */
-  cursor: z.number().int().nonnegative().nullable(),
-  /** The device replayed, in a snapshot of several GPUs (absent: 0). */
-  device: z.number().int().nonnegative().max(1023).optional(),
-  /** Calls inserted into the run, by request index: torch.cuda.empty_cache() ... */
-  emptyCacheAfter: z.array(z.number().int().nonnegative()).max(10_000).optional(),
-  /** ... and torch.cuda.reset_peak_memory_stats(). */
-  resetPeakAfter: z.array(z.number().int().nonnegative()).max(10_000).optional(),
-  /** The segment map's zoom: d3's scale and x translation as a fraction of the map's width. */
-  zoom: z.object({ k: z.number().finite().min(1).max(1e12), x: z.number().finite().min(-1e12).max(1) }).optional(),
-  /** The allocation (request id) pinned on the segment map. */
-  pinned: z.number().int().nonnegative().optional(),
-  /** Panels open, when not the default (the tuning guide alone). */
-  panels: z.array(z.enum(['guide', 'export', 'ooms', 'explorer'])).max(4).optional(),
-  /** Configs compared side by side (the comparison is open). */
-  compare: z.array(z.string().max(2000)).min(2).max(4).optional(),
-});
-
-export type LinkState = z.infer<typeof linkStateSchema>;
-export type LinkSource = LinkState['source'];
 
 export function encodeLink(state: LinkState): string {
-  return PREFIX + toBase64Url(deflateSync(strToU8(JSON.stringify(state)), { level: 9 }));
+  return `#v${LINK_VERSION}=` + toBase64Url(deflateSync(strToU8(JSON.stringify(state)), { level: 9 }));
 }
 
 /** The state in a URL hash; null when the hash holds no link; throws LinkError when it is broken. */
@@ -66,10 +23,14 @@ export function decodeLink(hash: string): LinkState | null {
   if (hash.length > MAX_LINK_CHARS) {
     throw new LinkError(`This link is ${hash.length.toLocaleString('en-US')} characters long, more than a splitscope link can be (${MAX_LINK_CHARS.toLocaleString('en-US')}): it was not opened.`);
   }
-  if (!hash.startsWith(PREFIX)) throw new LinkError('This link was made by another version of splitscope (it does not start with #v1=): it could not be read.');
+  const prefix = /^#v(\d{1,4})=/.exec(hash);
+  const version = prefix ? LINK_VERSIONS.get(Number(prefix[1])) : undefined;
+  if (!prefix || !version) {
+    throw new LinkError(`This link was made by another version of splitscope (it does not start with #v${LINK_VERSION}=): it could not be read.`);
+  }
   let bytes: Uint8Array;
   try {
-    bytes = fromBase64Url(hash.slice(PREFIX.length));
+    bytes = fromBase64Url(hash.slice(prefix[0].length));
   } catch {
     throw new LinkError('This link is damaged (its data is not base64url): was it cut short or edited?');
   }
@@ -80,12 +41,12 @@ export function decodeLink(hash: string): LinkState | null {
     if (e instanceof LinkError) throw e;
     throw new LinkError('This link is damaged (its data does not decompress to a view): was it cut short or edited?');
   }
-  const parsed = linkStateSchema.safeParse(json);
+  const parsed = version.schema.safeParse(json);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     throw new LinkError(`This link holds a view splitscope cannot show (${issue.path.join('.') || 'the view'}: ${issue.message}).`);
   }
-  return parsed.data;
+  return version.migrate(parsed.data);
 }
 
 function inflateLimited(data: Uint8Array, limit: number): Uint8Array {

@@ -5,11 +5,15 @@ import { MiB } from '../allocator/constants';
 import { configToString } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
+import { AsyncLimiter } from '../lib/async-limiter';
+import { sha256Hex } from '../lib/sha256';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { WORKLOADS } from '../trace/stream/workloads';
-import type { CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from '../worker/replay-protocol';
-import { MAX_EMBEDDED_FILE_BYTES, toBase64Url, type LinkSource } from './link-codec';
-import { sha256Hex } from '../lib/sha256';
+import type { CursorView, ReplaySummary, ReplayTimeline } from '../worker/replay-protocol';
+import type { ReplaySettings } from '../worker/replay-settings';
+import { toBase64Url } from './link-codec';
+import { DEFAULT_LOOK, MAX_EMBEDDED_FILE_BYTES, type LinkSource, type MapZoom, type PanelId, type ViewLook } from './link-schema';
+import { callWorker, callback, moved, onWorkerBusy, workerBusy, workerIdle } from './replay-client';
 
 /** Settings and cursor a source opens with (a share link's), instead of its own and the end. */
 export interface OpenAt {
@@ -18,22 +22,6 @@ export interface OpenAt {
   /** How the view looks: the segment map's zoom and pinned allocation, the open panels. */
   look?: ViewLook;
 }
-
-/** A zoom as a share link keeps it: d3's scale, and its x translation as a fraction of the map's width. */
-export interface MapZoom {
-  k: number;
-  x: number;
-}
-
-export interface ViewLook {
-  zoom: MapZoom | null;
-  /** The allocation (request id) pinned on the segment map. */
-  pinned: number | null;
-  /** Panels open (ids: 'guide', 'export', 'ooms', 'explorer'). */
-  panels: string[];
-}
-
-export const DEFAULT_LOOK: ViewLook = { zoom: null, pinned: null, panels: ['guide'] };
 
 export const SAMPLE_URL = `${import.meta.env.BASE_URL}samples/train_gpt2-n12.pickle.gz`;
 export const SAMPLE_NAME = 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)';
@@ -59,15 +47,15 @@ interface SessionState {
   look: ViewLook;
   setZoom(zoom: MapZoom | null): void;
   setPinned(id: number | null): void;
-  setPanelOpen(panel: string, open: boolean): void;
+  setPanelOpen(panel: PanelId, open: boolean): void;
   setConf(text: string): void;
   /** max_split_size_mb from the slider (null: unlimited), applied to the current config. */
   setMaxSplit(mb: number | null): void;
   setCapacity(bytes: number | null): void;
   /** The device whose trace replays (a snapshot of several GPUs); the config applies to every device. */
   setDevice(device: number): void;
-  /** Calls inserted into the run: empty_cache() and reset_peak_memory_stats() after these requests. */
-  setActions(emptyCacheAfter: number[], resetPeakAfter: number[]): void;
+  /** Inserted calls: empty_cache() and reset_peak_memory_stats() after these requests. */
+  setInsertedCalls(calls: { emptyCacheAfter: number[]; resetPeakAfter: number[] }): void;
   seek(cursor: number): void;
   setPlaying(playing: boolean): void;
   openFile(file: File, at?: OpenAt): Promise<void>;
@@ -77,167 +65,109 @@ interface SessionState {
   dismissError(): void;
 }
 
-const worker = new Worker(new URL('../worker/replay-worker.ts', import.meta.url), { type: 'module' });
-let pending = 0;
-let idle: Promise<void> = Promise.resolve();
-let settle: (() => void) | null = null;
-/** Callers waiting for the source's request stream, answered in order. */
-const streamWaiters: { resolve(s: RequestStream): void; reject(e: Error): void }[] = [];
-const frameWaiters = new Map<number, ((frames: string[]) => void)[]>();
-const exportWaiters: { resolve(bytes: Uint8Array<ArrayBuffer>): void; reject(e: Error): void }[] = [];
-/** Seeks coalesce: one in flight, and the latest cursor asked for after it. */
-let seekInFlight = false;
-let seekWanted: number | null = null;
-/** Replays coalesce too, so that a dragged slider never queues a backlog. */
-let replayInFlight = false;
-let replayWanted: { settings: ReplaySettings; cursor: number | null } | null = null;
-/** A source is being opened: its replay follows only if it opens (a bad file changes nothing). */
-let replayAfterOpen = false;
-/** The name of the source being opened, for its error message. */
-let opening = '';
-/** What the source being opened becomes once it opens: its link name, settings and cursor. */
-let openingAs: { link: LinkSource; at: OpenAt | undefined } | null = null;
+/** Replays and seeks coalesce: one in flight, and only the latest asked for after it (a dragged
+ * slider never queues a backlog). A seek waits for the replay before it. */
+const replays = new AsyncLimiter();
+const seeks = new AsyncLimiter();
+/** The source being opened, once it opened: the first replay's error names it. */
+let openedName: string | null = null;
 
-/** Replies to other stores' requests (the comparison), which the session itself does not handle. */
-const replyListeners: ((m: FromWorker) => void)[] = [];
+onWorkerBusy((busy) => useSession.setState({ busy }));
 
-/** Sends another store's request to the replay worker, which holds the source. */
-export function sendToWorker(message: ToWorker, transfer: Transferable[] = []): void {
-  send(message, transfer);
-}
-
-/** Hears the worker's replies (every one; the listener picks its own). */
-export function onWorkerReply(listener: (m: FromWorker) => void): void {
-  replyListeners.push(listener);
-}
-
-function send(message: ToWorker, transfer: Transferable[] = []): void {
-  if (pending++ === 0) idle = new Promise((resolve) => (settle = resolve));
-  useSession.setState({ busy: true });
-  worker.postMessage(message, transfer);
-}
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
 function requestReplay(settings: ReplaySettings, cursor: number | null): void {
-  if (replayInFlight) {
-    replayWanted = { settings, cursor };
-    return;
-  }
-  replayInFlight = true;
-  send({ type: 'replay', settings, cursor });
+  void replays.schedule(async () => {
+    const named = openedName;
+    openedName = null;
+    try {
+      const { summary, timeline, view } = await callWorker((w) => w.replay(settings, cursor));
+      // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
+      performance.mark('splitscope:replay-result');
+      useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null });
+    } catch (e) {
+      // The previous view stays.
+      useSession.setState({ error: named ? `${named}: ${message(e)}` : message(e), progress: null });
+    }
+  });
 }
 
 function requestSeek(cursor: number): void {
-  if (seekInFlight || replayInFlight) {
-    seekWanted = cursor;
-    return;
-  }
-  seekInFlight = true;
-  send({ type: 'seek', cursor });
+  void seeks.schedule(async () => {
+    await replays.idle();
+    if (cursor === useSession.getState().view?.cursor) return;
+    try {
+      const view = await callWorker((w) => w.seek(cursor));
+      useSession.setState({ view });
+    } catch (e) {
+      useSession.setState({ error: message(e) });
+    }
+  });
 }
 
-worker.onmessage = (event: MessageEvent<FromWorker>) => {
-  const m = event.data;
-  if (m.type === 'progress') {
-    useSession.setState({ progress: m.fraction });
-    return;
-  }
-  if (m.type === 'result') {
-    // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
-    performance.mark('splitscope:replay-result');
-    replayInFlight = false;
-    useSession.setState({ summary: m.summary, timeline: m.timeline, view: m.view, cursor: m.view.cursor, progress: null });
-  } else if (m.type === 'opened') {
-    if (replayAfterOpen) replayNewSource();
-    replayAfterOpen = false;
-  } else if (m.type === 'cursor') {
-    seekInFlight = false;
-    useSession.setState({ view: m.view });
-  } else if (m.type === 'frames') {
-    for (const resolve of frameWaiters.get(m.id) ?? []) resolve(m.frames);
-    frameWaiters.delete(m.id);
-  } else if (m.type === 'export') exportWaiters.shift()?.resolve(m.bytes);
-  else if (m.type === 'stream') streamWaiters.shift()?.resolve(m.stream);
-  else if (m.type === 'error' && m.stream) streamWaiters.shift()?.reject(new Error(m.message));
-  else if (m.type === 'error' && m.export) exportWaiters.shift()?.reject(new Error(m.message));
-  else if (m.type === 'compared' || m.type === 'compareCursor' || (m.type === 'error' && m.compare)) {
-    for (const listener of replyListeners) listener(m);
-  } else if (m.type === 'error') {
-    // Whatever was in flight failed: the previous view stays.
-    replayInFlight = false;
-    seekInFlight = false;
-    const message = replayAfterOpen ? `${opening}: ${m.message}` : m.message;
-    replayAfterOpen = false;
-    openingAs = null;
-    useSession.setState({ error: message, progress: null });
-  }
-  if (replayWanted && !replayInFlight) {
-    const next = replayWanted;
-    replayWanted = null;
-    requestReplay(next.settings, next.cursor);
-  } else if (seekWanted !== null && !seekInFlight && !replayInFlight) {
-    const next = seekWanted;
-    seekWanted = null;
-    if (next !== useSession.getState().view?.cursor) requestSeek(next);
-  }
-  if (--pending === 0) {
-    useSession.setState({ busy: false });
-    settle?.();
-  }
-};
-
-/** Resolves when every request sent so far has been answered. */
-export function whenIdle(): Promise<void> {
-  return idle;
+/** Resolves when every call to the worker has been answered and no replay or seek waits to be sent. */
+export async function whenIdle(): Promise<void> {
+  while (workerBusy() || replays.busy || seeks.busy) await Promise.all([workerIdle(), replays.idle(), seeks.idle()]);
 }
 
 /** The source's request stream (built by the worker on its first replay). */
 export function sourceStream(): Promise<RequestStream> {
-  return new Promise((resolve, reject) => {
-    streamWaiters.push({ resolve, reject });
-    send({ type: 'stream' });
-  });
+  return callWorker((w) => w.stream());
 }
 
 /** The last replay as a PyTorch snapshot file. */
 export function exportRun(format: 'pickle' | 'json'): Promise<Uint8Array<ArrayBuffer>> {
-  return new Promise((resolve, reject) => {
-    exportWaiters.push({ resolve, reject });
-    send({ type: 'export', format });
-  });
+  return callWorker((w) => w.exportRun(format));
 }
+
+const framesAsked = new Map<number, Promise<string[]>>();
 
 /** Stack frames of an allocation, by logical id (empty when the source has none). */
 export function allocationFrames(id: number): Promise<string[]> {
-  return new Promise((resolve) => {
-    const waiting = frameWaiters.get(id);
-    if (waiting) waiting.push(resolve);
-    else {
-      frameWaiters.set(id, [resolve]);
-      send({ type: 'frames', id });
-    }
-  });
+  let asked = framesAsked.get(id);
+  if (!asked) {
+    asked = callWorker((w) => w.frames(id)).finally(() => framesAsked.delete(id));
+    framesAsked.set(id, asked);
+  }
+  return asked;
 }
 
 /**
  * A new source replays under the config typed (if any) with no cap, as the CLI does after an import,
  * or under what its share link says.
  */
-function replayNewSource(): void {
-  const at = openingAs?.at;
+function replayNewSource(name: string, link: LinkSource, at: OpenAt | undefined): void {
   const settings = at?.settings ?? { conf: useSession.getState().settings.conf, capacityBytes: null };
   // Zoom and pin belong to a source; the open panels stay as they are, unless a link says otherwise.
   const look = at?.look ?? { ...DEFAULT_LOOK, panels: useSession.getState().look.panels };
-  useSession.setState({ settings, playing: false, sourceLink: openingAs?.link ?? null, look });
-  openingAs = null;
+  useSession.setState({ settings, playing: false, sourceLink: link, look });
+  openedName = name;
   requestReplay(settings, at?.cursor ?? null);
+}
+
+/** Opens a source in the worker (`start`), then replays it; a source that fails to open changes nothing. */
+async function openSource(name: string, start: () => Promise<string>, link: LinkSource, at: OpenAt | undefined): Promise<void> {
+  try {
+    await start();
+  } catch (e) {
+    useSession.setState({ error: `${name}: ${message(e)}`, progress: null });
+    return;
+  }
+  replayNewSource(name, link, at);
 }
 
 async function open(name: string, bytes: ArrayBuffer, link: LinkSource, at: OpenAt | undefined): Promise<void> {
   useSession.setState({ error: null, progress: 0 });
-  replayAfterOpen = true;
-  opening = name;
-  openingAs = { link, at };
-  send({ type: 'open', name, bytes }, [bytes]);
+  let opened = false;
+  const onProgress = callback((fraction: number) => {
+    if (!opened) useSession.setState({ progress: fraction });
+  });
+  await openSource(
+    name,
+    () => callWorker((w) => w.open(name, moved(bytes, [bytes]), onProgress)).finally(() => (opened = true)),
+    link,
+    at,
+  );
 }
 
 /** A share link named a file it could not carry: when a file with this hash opens, it opens so. */
@@ -308,7 +238,7 @@ export const useSession = create<SessionState>()((set, get) => ({
     set({ settings });
     requestReplay(settings, null);
   },
-  setActions(emptyCacheAfter, resetPeakAfter) {
+  setInsertedCalls({ emptyCacheAfter, resetPeakAfter }) {
     const sorted = (a: number[]): number[] => [...new Set(a)].sort((x, y) => x - y);
     const { emptyCacheAfter: _e, resetPeakAfter: _r, ...rest } = get().settings;
     const settings = {
@@ -358,10 +288,7 @@ export const useSession = create<SessionState>()((set, get) => ({
   },
   openWorkload(id, params = {}, at) {
     set({ error: null });
-    replayAfterOpen = true;
-    opening = id;
-    openingAs = { link: { kind: 'workload', id, params }, at };
-    send({ type: 'workload', id, params });
+    void openSource(id, () => callWorker((w) => w.workload(id, params)), { kind: 'workload', id, params }, at);
   },
 }));
 
@@ -375,7 +302,7 @@ function play(): void {
       useSession.setState({ playing: false });
       return;
     }
-    if (!seekInFlight && !replayInFlight) s.seek(s.cursor + Math.max(1, Math.round(total / 1200)));
+    if (!replays.busy && !seeks.busy) s.seek(s.cursor + Math.max(1, Math.round(total / 1200)));
     requestAnimationFrame(tick);
   };
   if (useSession.getState().cursor >= (useSession.getState().summary?.requests ?? 0) - 1) useSession.getState().seek(0);

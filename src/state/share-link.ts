@@ -1,10 +1,12 @@
 // The share link in the address bar: the page opens what a link says (or the built-in workload,
 // playing), keeps the hash in step with the view, and makes Back undo a config change.
 import { useCompare } from './compare-store';
-import { decodeLink, encodeLink, fromBase64Url, type LinkSource, type LinkState } from './link-codec';
+import { decodeLink, encodeLink, fromBase64Url } from './link-codec';
+import { DEFAULT_LOOK, type LinkSource, type LinkState } from './link-schema';
 import { LinkError } from './link-error';
+import { insertedCallsOf } from '../worker/replay-settings';
 import { sha256Hex } from '../lib/sha256';
-import { awaitFile, DEFAULT_LOOK, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
+import { awaitFile, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */
 const CURSOR_SYNC_MS = 500;
@@ -23,11 +25,10 @@ export function linkState(): LinkState | null {
     capacityBytes: s.settings.capacityBytes,
     cursor: atEnd ? null : s.cursor,
     ...(s.settings.device ? { device: s.settings.device } : {}),
-    ...(s.settings.emptyCacheAfter ? { emptyCacheAfter: s.settings.emptyCacheAfter } : {}),
-    ...(s.settings.resetPeakAfter ? { resetPeakAfter: s.settings.resetPeakAfter } : {}),
+    ...insertedCallsOf(s.settings),
     ...(s.look.zoom ? { zoom: s.look.zoom } : {}),
     ...(s.look.pinned !== null ? { pinned: s.look.pinned } : {}),
-    ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels as ('guide' | 'export' | 'ooms' | 'explorer')[] } : {}),
+    ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels } : {}),
     ...(compare ? { compare } : {}),
   };
 }
@@ -44,8 +45,7 @@ async function apply(state: LinkState): Promise<void> {
     conf: state.conf,
     capacityBytes: state.capacityBytes,
     ...(state.device ? { device: state.device } : {}),
-    ...(state.emptyCacheAfter?.length ? { emptyCacheAfter: state.emptyCacheAfter } : {}),
-    ...(state.resetPeakAfter?.length ? { resetPeakAfter: state.resetPeakAfter } : {}),
+    ...insertedCallsOf(state),
   };
   const look = { zoom: state.zoom ?? null, pinned: state.pinned ?? null, panels: state.panels ?? DEFAULT_LOOK.panels };
   const at: OpenAt = { settings, cursor: state.cursor, look };

@@ -9,7 +9,8 @@ import type { SweepRow } from '../trace/sweep/sweep';
 import type { SweepJob } from '../worker/sweep-worker';
 import { maxSplitSteps } from './max-split-steps';
 import { sourceStream, useSession } from './session-store';
-import { deal, replayBasis, runSweepJobsInto, workerCount, type SweepRun } from './sweep-pool';
+import { AsyncLimiter } from '../lib/async-limiter';
+import { deal, replayBasis, runSweepJobsInto, workerCount } from './sweep-pool';
 
 interface SweepState {
   /** The settings swept (MiB, null = unlimited), in slider order. */
@@ -27,16 +28,9 @@ interface SweepState {
 
 export const useSweep = create<SweepState>()(() => ({ values: [], rows: [], done: false, seconds: null, workers: 0, error: null, largestRequest: 0 }));
 
-let running: SweepRun | null = null;
-let finished: Promise<void> = Promise.resolve();
+/** One sweep at a time: a newer one stops the one running and takes its place. */
+const sweeps = new AsyncLimiter();
 let lastKey = '';
-/** Bumped by every sweep: one that was superseded while it waited stops there. */
-let generation = 0;
-
-function stop(): void {
-  running?.stop();
-  running = null;
-}
 
 /** The max_split slider's top in MiB for the current view (the cap, else the peak reserved memory). */
 export function sliderTopMiB(): number {
@@ -49,14 +43,10 @@ export function sliderTopMiB(): number {
  * resolves when every row is in.
  */
 export function runSweep(values: (number | null)[] = maxSplitSteps(sliderTopMiB()), workers?: number): Promise<void> {
-  // Set at once, so that sweepIdle() called right after waits for this sweep.
-  finished = sweep(values, workers);
-  return finished;
+  return sweeps.schedule((superseded) => sweep(values, workers, superseded));
 }
 
-async function sweep(values: (number | null)[], workers: number | undefined): Promise<void> {
-  stop();
-  const mineGeneration = ++generation;
+async function sweep(values: (number | null)[], workers: number | undefined, superseded: AbortSignal): Promise<void> {
   const basis = replayBasis();
   if (!basis) return;
   const { asked, recorded, capacity } = basis;
@@ -70,22 +60,21 @@ async function sweep(values: (number | null)[], workers: number | undefined): Pr
     useSweep.setState({ error: (e as Error).message });
     return;
   }
-  if (mineGeneration !== generation) return;
+  if (superseded.aborted) return;
   let largest = 0;
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc && stream.size[i]! > largest) largest = stream.size[i]!;
   useSweep.setState({ largestRequest: largest });
   const t0 = performance.now();
   const jobs: SweepJob[] = deal(values.map((mb, index) => ({ index, mb })), n).map((settings) => ({ kind: 'source', stream, base, recorded, capacity, settings }));
   const run = runSweepJobsInto(jobs, useSweep);
-  running = run;
+  superseded.addEventListener('abort', run.stop);
   await run.done;
-  if (running === run) running = null;
-  if (mineGeneration === generation) useSweep.setState({ done: true, seconds: (performance.now() - t0) / 1e3 });
+  if (!superseded.aborted) useSweep.setState({ done: true, seconds: (performance.now() - t0) / 1e3 });
 }
 
-/** Resolves when the sweep in progress (if any) is complete. */
+/** Resolves when no sweep runs or waits. */
 export function sweepIdle(): Promise<void> {
-  return finished;
+  return sweeps.idle();
 }
 
 /** What a sweep depends on: the source, the config but max_split, the cap. */

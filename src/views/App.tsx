@@ -9,7 +9,7 @@ import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
 import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/stream/workloads';
-import { ActionsPanel } from './ActionsPanel';
+import { InsertedCallsPanel } from './InsertedCallsPanel';
 import { ConfigPanel } from './ConfigPanel';
 import { DeviceBar } from './DeviceBar';
 import { ExportMenu } from './ExportMenu';
@@ -150,7 +150,7 @@ export function App() {
             </div>
           )}
           {comparing ? <ComparePanel /> : <ViewPanels />}
-          <ActionsPanel />
+          <InsertedCallsPanel />
           {summary && <TuningGuide />}
           {summary && <SweepExplorer />}
           <StressPanel />

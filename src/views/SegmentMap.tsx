@@ -10,7 +10,7 @@ import { blockRect, fitSegmentMap, laneLabel, pickBlock, segmentOfBlock, type Se
 import { PALETTE } from '../gpu/segment-map/segment-map-palette';
 import { SegmentMapRenderer, type SegmentMapBackend } from '../gpu/segment-map/segment-map-renderer';
 import { BLOCK_STATE_NAMES, type MemoryLayout } from '../trace/measures/memory-layout';
-import type { MapZoom } from '../state/session-store';
+import type { MapZoom } from '../state/link-schema';
 import { registerExportableMap } from './segment-map-export';
 import './segment-map.css';
 

@@ -1,10 +1,11 @@
 // The timeline: allocated, reserved and active bytes over requests (d3 scales and axes, one SVG path per
 // series from a per-pixel min/max envelope), OOMs and retries marked, and a scrubber that sets the cursor.
-// Drawing happens in one requestAnimationFrame callback outside React renders; React renders only the
-// frame of the chart, the controls and the readout.
+// Drawing happens in the page's one animation-frame callback (lib/frame-scheduler.ts), outside React
+// renders; React renders only the frame of the chart, the controls and the readout.
 import { axisBottom, axisLeft, format, scaleLinear, select } from 'd3';
 import { useEffect, useRef, type KeyboardEvent, type PointerEvent } from 'react';
 import { formatSize } from '../allocator/format-size';
+import { cancelDraw, scheduleDraw } from '../lib/frame-scheduler';
 import { envelope, markerColumns, type Envelope } from './timeline-envelope';
 import { keysTakenBy, keyTarget } from './timeline-keys';
 import { byteAxis } from './timeline-ticks';
@@ -84,7 +85,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, cursor: at, onCursor, width: 0, height: 0, frame: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
   live.current.series = series;
   live.current.calls = calls;
   live.current.cursor = at;
@@ -102,7 +103,6 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
 
   const draw = () => {
     const L = live.current;
-    L.frame = 0;
     const svg = svgRef.current;
     if (!svg || L.width === 0) return;
     const t0 = performance.now();
@@ -162,9 +162,9 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     performance.measure('splitscope:timeline-draw', { start: t0 });
   };
 
-  const schedule = () => {
-    if (!live.current.frame) live.current.frame = requestAnimationFrame(draw);
-  };
+  // One function for the frame scheduler to run (it reads only refs, so the first render's will do).
+  const drawInFrame = useRef(draw).current;
+  const schedule = () => scheduleDraw(drawInFrame);
 
   // Size from the container, redrawn on the next frame.
   useEffect(() => {
@@ -178,8 +178,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     ro.observe(el);
     return () => {
       ro.disconnect();
-      cancelAnimationFrame(live.current.frame);
-      live.current.frame = 0;
+      cancelDraw(drawInFrame);
     };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);

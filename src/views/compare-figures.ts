@@ -1,5 +1,6 @@
 // The figures a comparison sets side by side, and the sentence that says what differs most.
 import { formatSize } from '../allocator/format-size';
+import { compareRuns, runFigures } from '../trace/sweep/rank-runs';
 import type { CompareRun, CursorView } from '../worker/replay-protocol';
 
 export interface CompareFigure {
@@ -35,13 +36,14 @@ export function formatFigure(figure: CompareFigure, value: number): string {
   return figure.bytes ? formatSize(value) : value.toLocaleString('en-US');
 }
 
-/** One sentence: which config avoids OOMs with the least peak reserved memory, against the first. */
+/** One sentence: which config does best (rank-runs.ts: OOMs, then peak reserved, then churn), against the first. */
 export function comparisonSentence(runs: readonly CompareRun[]): string {
   if (runs.length < 2) return '';
   const peak = (r: CompareRun): number => r.stats['reserved_bytes.all.peak'] ?? 0;
   const ooms = (r: CompareRun): number => r.stats['num_ooms'] ?? 0;
-  const fewestOoms = Math.min(...runs.map(ooms));
-  const best = runs.filter((r) => ooms(r) === fewestOoms).reduce((a, b) => (peak(b) < peak(a) ? b : a));
+  // The first of the best: a tie keeps the config the comparison started from.
+  const best = runs.reduce((a, b) => (compareRuns(runFigures(b.stats), runFigures(a.stats)) < 0 ? b : a));
+  const fewestOoms = ooms(best);
   const first = runs[0]!;
   const oomText = fewestOoms === 0 ? 'avoids OOMs' : `has the fewest OOMs (${fewestOoms})`;
   if (best === first) return `${confLabel(first.conf)} ${oomText} with the least peak reserved memory (${formatSize(peak(first))}).`;

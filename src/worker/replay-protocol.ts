@@ -1,39 +1,7 @@
-// Messages between the page and the replay worker.
+// What the replay worker answers (its calls are the methods of ReplayApi in replay-worker.ts).
 import type { Fragmentation } from '../trace/measures/fragmentation';
 import type { MemoryLayout } from '../trace/measures/memory-layout';
 import type { ReplayOom } from '../trace/replay/replay';
-import type { RequestStream } from '../trace/stream/request-stream';
-
-/** What a replay runs under; null fields take the source's own (recorded config, no cap). */
-export interface ReplaySettings {
-  conf: string | null;
-  capacityBytes: number | null;
-  /** The device whose trace replays (a snapshot of several GPUs); default 0. */
-  device?: number;
-  /** Request indices after which the run calls torch.cuda.empty_cache() ... */
-  emptyCacheAfter?: number[];
-  /** ... and torch.cuda.reset_peak_memory_stats(). */
-  resetPeakAfter?: number[];
-}
-
-export type ToWorker =
-  | { type: 'open'; name: string; bytes: ArrayBuffer }
-  /** A built-in workload becomes the source. */
-  | { type: 'workload'; id: string; params: Record<string, number> }
-  /** Replays the source; the cursor rests on `cursor` (null: the last request). */
-  | { type: 'replay'; settings: ReplaySettings; cursor: number | null }
-  /** The state after request `cursor` under the last replay's settings. */
-  | { type: 'seek'; cursor: number }
-  /** The stack frames of an allocation (the block's logical id), when the trace has them. */
-  | { type: 'frames'; id: number }
-  /** The source's request stream, for a GPU stress run on the page. */
-  | { type: 'stream' }
-  /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
-  | { type: 'export'; format: 'pickle' | 'json' }
-  /** Replays the source under each config (the rest of `base` for all), with the state after `cursor`. */
-  | { type: 'compare'; confs: string[]; base: ReplaySettings; cursor: number }
-  /** The state after request `cursor` under each config of the last comparison. */
-  | { type: 'compareSeek'; cursor: number };
 
 export interface ReplaySummary {
   source: string;
@@ -88,16 +56,3 @@ export interface CompareRun {
   timeline: ReplayTimeline;
   view: CursorView;
 }
-
-export type FromWorker =
-  | { type: 'progress'; fraction: number }
-  | { type: 'opened'; name: string }
-  | { type: 'result'; summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView }
-  | { type: 'cursor'; view: CursorView }
-  | { type: 'frames'; id: number; frames: string[] }
-  | { type: 'stream'; stream: RequestStream }
-  | { type: 'export'; bytes: Uint8Array<ArrayBuffer>; format: 'pickle' | 'json' }
-  | { type: 'compared'; runs: CompareRun[] }
-  | { type: 'compareCursor'; views: CursorView[] }
-  /** `stream` / `export` / `compare`: the error answers such a request. */
-  | { type: 'error'; message: string; stream?: boolean; export?: boolean; compare?: boolean };

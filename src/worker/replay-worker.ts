@@ -1,5 +1,5 @@
-// Parses snapshots, builds workloads and replays them off the main thread; answers every message
-// with exactly one reply (the page counts them to know when it is idle).
+// Parses snapshots, builds workloads and replays them off the main thread. The page calls the methods
+// of `api` through comlink (state/replay-client.ts), each call answered once.
 /// <reference lib="webworker" />
 import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
@@ -14,7 +14,9 @@ import { RequestKind, type RequestStream } from '../trace/stream/request-stream'
 import type { Snapshot } from '../trace/snapshot/snapshot';
 import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { workloadById } from '../trace/stream/workloads';
-import type { CompareRun, CursorView, FromWorker, ReplaySettings, ReplaySummary, ReplayTimeline, ToWorker } from './replay-protocol';
+import { expose, transfer } from 'comlink';
+import type { CompareRun, CursorView, ReplaySummary, ReplayTimeline } from './replay-protocol';
+import { insertedCallsOf, type ReplaySettings } from './replay-settings';
 
 interface Source {
   name: string;
@@ -35,9 +37,6 @@ let last: { result: ReplayResult; config: AllocatorConfig } | null = null;
 /** The configs of the last comparison, and their OOMs by request index. */
 let compared: { settings: ReplaySettings; oomAt: Map<number, ReplayOom> }[] = [];
 
-const post = (m: FromWorker, transfer: Transferable[] = []): void =>
-  (self as unknown as DedicatedWorkerGlobalScope).postMessage(m, transfer);
-
 /** Devices a snapshot has a trace or segments for. */
 function devicesOf(snapshot: Snapshot): number[] {
   const devices = new Set<number>([0]);
@@ -52,10 +51,7 @@ type SummaryBase = Omit<ReplaySummary, 'events' | 'stats' | 'ooms' | 'peakReserv
 function plan(settings: ReplaySettings): { stream: RequestStream; options: ReplayOptions; summary: SummaryBase } {
   if (!source) throw new Error('Nothing is open.');
   const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : undefined;
-  const actions = {
-    ...(settings.emptyCacheAfter?.length ? { emptyCacheAfter: settings.emptyCacheAfter } : {}),
-    ...(settings.resetPeakAfter?.length ? { resetPeakAfter: settings.resetPeakAfter } : {}),
-  };
+  const insertedCalls = insertedCallsOf(settings);
   if (source.snapshot) {
     const devices = devicesOf(source.snapshot);
     const device = settings.device ?? 0;
@@ -70,7 +66,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
       ...(settings.conf !== null ? { conf: settings.conf } : {}),
       ...(capacity ? { capacity } : {}),
       ...(source.stream ? { stream: source.stream } : {}),
-      ...actions,
+      ...insertedCalls,
       device,
     });
     source.stream = p.stream;
@@ -96,7 +92,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
   const stream = source.stream!;
   return {
     stream,
-    options: { config: parsed.config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...actions },
+    options: { config: parsed.config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...insertedCalls },
     summary: {
       source: source.name,
       sourceKind: 'workload',
@@ -190,71 +186,41 @@ function framesOf(id: number): string[] {
   return (entry?.frames ?? []).map((f) => `${f.name} ${f.filename}:${f.line}`);
 }
 
-function handle(m: ToWorker): void {
-  if (m.type === 'open') {
-    const snapshot = decodeSnapshotFile(new Uint8Array(m.bytes), { onProgress: (fraction) => post({ type: 'progress', fraction }) });
-    // Only a file that parsed replaces the current source: a bad file leaves the view as it was.
-    source = { name: m.name, snapshot, stream: null, device: 0, allocIndex: null };
+/** The open source; an error when nothing is open. */
+function theSource(): Source {
+  if (!source) throw new Error('Nothing is open.');
+  return source;
+}
+
+/** Result for the page, its buffers moved rather than copied. */
+const moved = <T>(value: T, buffers: ArrayBuffer[]): T => transfer(value, buffers);
+
+/** The worker's calls, one answer each (comlink carries calls, answers, errors and progress). */
+const api = {
+  /** Parses a snapshot file; only a file that parses replaces the source (a bad one changes nothing). */
+  open(name: string, bytes: ArrayBuffer, onProgress: (fraction: number) => void): string {
+    const snapshot = decodeSnapshotFile(new Uint8Array(bytes), { onProgress });
+    source = { name, snapshot, stream: null, device: 0, allocIndex: null };
     cursors.clear();
-    post({ type: 'opened', name: m.name });
-    return;
-  }
-  if (m.type === 'workload') {
-    const workload = workloadById(m.id);
-    if (!workload) throw new Error(`There is no built-in workload "${m.id}".`);
-    const stream = workload.generate(m.params);
+    return name;
+  },
+
+  /** A built-in workload becomes the source. */
+  workload(id: string, params: Record<string, number>): string {
+    const workload = workloadById(id);
+    if (!workload) throw new Error(`There is no built-in workload "${id}".`);
+    const stream = workload.generate(params);
     source = { name: `${workload.name} (built-in workload)`, snapshot: null, stream, device: 0, allocIndex: null };
     cursors.clear();
-    post({ type: 'opened', name: source.name });
-    return;
-  }
-  if (m.type === 'stream') {
-    if (!source) throw new Error('Nothing is open.');
-    if (!source.stream) run(settings, -1);
-    post({ type: 'stream', stream: source.stream! });
-    return;
-  }
-  if (m.type === 'export') {
-    if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
-    const trace = source.snapshot?.device_traces?.[source.device];
-    const snapshot = exportSnapshot(last.result, source.stream, {
-      config: last.config,
-      device: source.device,
-      ...(trace ? { sourceTrace: trace } : {}),
-    });
-    const bytes = encodeSnapshotFile(snapshot, m.format) as Uint8Array<ArrayBuffer>;
-    post({ type: 'export', bytes, format: m.format }, [bytes.buffer]);
-    return;
-  }
-  if (m.type === 'frames') {
-    post({ type: 'frames', id: m.id, frames: framesOf(m.id) });
-    return;
-  }
-  if (m.type === 'compare') {
-    compared = m.confs.map((conf) => ({ settings: { ...m.base, conf }, oomAt: new Map() }));
-    const runs: CompareRun[] = compared.map((c) => {
-      const { result, summary } = run(c.settings);
-      c.oomAt = new Map(result.ooms.map((o) => [o.request, o]));
-      const view = viewAt(c.settings, result, clampCursor(m.cursor), c.oomAt);
-      return { conf: summary.conf, stats: result.stats, peakReserved: result.atPeak.reserved, timeline: timelineOf(result), view };
-    });
-    const transfer = runs.flatMap((r) => [...timelineBuffers(r.timeline), ...layoutBuffers(r.view.layout)]);
-    post({ type: 'compared', runs }, transfer);
-    return;
-  }
-  if (m.type === 'compareSeek') {
-    if (compared.length === 0) throw new Error('Nothing is being compared.');
-    const cursor = clampCursor(m.cursor);
-    const views = compared.map((c) => viewAt(c.settings, null, cursor, c.oomAt));
-    post({ type: 'compareCursor', views }, views.flatMap((v) => layoutBuffers(v.layout)));
-    return;
-  }
-  if (m.type === 'replay') {
-    settings = m.settings;
+    return source.name;
+  },
+
+  /** Replays the source under `next`; the cursor rests on `cursor` (null: the last request). */
+  replay(next: ReplaySettings, cursor: number | null): { summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView } {
+    settings = next;
     const { result, summary } = run(settings);
     last = { result, config: parseAllocConf(summary.conf).config };
     oomAt = new Map(result.ooms.map((o) => [o.request, o]));
-    const cursor = clampCursor(m.cursor);
     const full: ReplaySummary = {
       ...summary,
       events: result.events.length,
@@ -263,28 +229,63 @@ function handle(m: ToWorker): void {
       peakReserved: result.atPeak.reserved,
     };
     if (result.ooms.length > 0) full.notes = [...full.notes, `${result.ooms.length} requests failed with OOM (largest ${formatSize(Math.max(...result.ooms.map((o) => o.size)))}).`];
-    const view = viewAt(settings, result, cursor, oomAt);
+    const view = viewAt(settings, result, clampCursor(cursor), oomAt);
     const timeline = timelineOf(result);
-    post({ type: 'result', summary: full, timeline, view }, [...timelineBuffers(timeline), ...layoutBuffers(view.layout)]);
-    return;
-  }
-  // seek
-  const cursor = clampCursor(m.cursor);
-  const view = viewAt(settings, null, cursor, oomAt);
-  post({ type: 'cursor', view }, layoutBuffers(view.layout));
-}
+    return moved({ summary: full, timeline, view }, [...timelineBuffers(timeline), ...layoutBuffers(view.layout)]);
+  },
 
-self.onmessage = (event: MessageEvent<ToWorker>) => {
-  const m = event.data;
-  try {
-    handle(m);
-  } catch (e) {
-    post({
-      type: 'error',
-      message: (e as Error).message,
-      ...(m.type === 'stream' ? { stream: true } : {}),
-      ...(m.type === 'export' ? { export: true } : {}),
-      ...(m.type === 'compare' || m.type === 'compareSeek' ? { compare: true } : {}),
+  /** The state after request `cursor` under the last replay's settings. */
+  seek(cursor: number): CursorView {
+    const view = viewAt(settings, null, clampCursor(cursor), oomAt);
+    return moved(view, layoutBuffers(view.layout));
+  },
+
+  /** The stack frames of an allocation (the block's logical id), when the trace has them. */
+  frames(id: number): string[] {
+    return framesOf(id);
+  },
+
+  /** The source's request stream, for a GPU stress run or a sweep on the page. */
+  stream(): RequestStream {
+    const s = theSource();
+    if (!s.stream) run(settings, -1);
+    return s.stream!;
+  },
+
+  /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
+  exportRun(format: 'pickle' | 'json'): Uint8Array<ArrayBuffer> {
+    if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
+    const trace = source.snapshot?.device_traces?.[source.device];
+    const snapshot = exportSnapshot(last.result, source.stream, {
+      config: last.config,
+      device: source.device,
+      ...(trace ? { sourceTrace: trace } : {}),
     });
-  }
+    const bytes = encodeSnapshotFile(snapshot, format) as Uint8Array<ArrayBuffer>;
+    return moved(bytes, [bytes.buffer]);
+  },
+
+  /** Replays the source under each config (the rest of `base` for all), with the state after `cursor`. */
+  compare(confs: string[], base: ReplaySettings, cursor: number): CompareRun[] {
+    compared = confs.map((conf) => ({ settings: { ...base, conf }, oomAt: new Map() }));
+    const runs: CompareRun[] = compared.map((c) => {
+      const { result, summary } = run(c.settings);
+      c.oomAt = new Map(result.ooms.map((o) => [o.request, o]));
+      const view = viewAt(c.settings, result, clampCursor(cursor), c.oomAt);
+      return { conf: summary.conf, stats: result.stats, peakReserved: result.atPeak.reserved, timeline: timelineOf(result), view };
+    });
+    return moved(runs, runs.flatMap((r) => [...timelineBuffers(r.timeline), ...layoutBuffers(r.view.layout)]));
+  },
+
+  /** The state after request `cursor` under each config of the last comparison. */
+  compareSeek(cursor: number): CursorView[] {
+    if (compared.length === 0) throw new Error('Nothing is being compared.');
+    const at = clampCursor(cursor);
+    const views = compared.map((c) => viewAt(c.settings, null, at, c.oomAt));
+    return moved(views, views.flatMap((v) => layoutBuffers(v.layout)));
+  },
 };
+
+export type ReplayApi = typeof api;
+
+expose(api);

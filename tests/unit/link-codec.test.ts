@@ -2,7 +2,8 @@
 // bomb links are refused with a LinkError that says what is wrong.
 import { deflateSync, strToU8 } from 'fflate';
 import { describe, expect, test } from 'vitest';
-import { decodeLink, encodeLink, MAX_LINK_CHARS, toBase64Url, type LinkState } from '../../src/state/link-codec';
+import { decodeLink, encodeLink, MAX_LINK_CHARS, toBase64Url } from '../../src/state/link-codec';
+import type { LinkState } from '../../src/state/link-schema';
 import { LinkError } from '../../src/state/link-error';
 
 const workload: LinkState = {

@@ -1,8 +1,9 @@
 // Draws the segment map on a canvas: WebGPU rectangles from an instance buffer (one instance per
 // segment band and per block, pulled by the vertex shader; see segment-map-painter.ts), or Canvas 2D
 // when WebGPU has no adapter. Knows nothing of React: its owner hands it the layout's geometry and the
-// view, and it redraws at most once per animation frame.
+// view, and it redraws at most once per animation frame (lib/frame-scheduler.ts).
 import type { MemoryLayout } from '../../trace/measures/memory-layout';
+import { cancelDraw, drawPending, framesDrawn, scheduleDraw } from '../../lib/frame-scheduler';
 import type { SegmentMapGeometry } from '../../plot/segment-map-geometry';
 import { HATCH_COLOR, PALETTE } from './segment-map-palette';
 import { SegmentMapPainter, SegmentMapScene, type SegmentMapView } from './segment-map-painter';
@@ -49,7 +50,6 @@ export class SegmentMapRenderer {
   private ctx2d: CanvasRenderingContext2D | null = null;
   private scene: SegmentMapScene | null = null;
   private view: SegmentMapView = { x0: 0, pxPerByte: 1, width: 1, height: 1, dpr: 1 };
-  private frame = 0;
   private destroyed = false;
   /** Frames drawn, for tests and benchmarks. */
   frames = 0;
@@ -97,14 +97,12 @@ export class SegmentMapRenderer {
     this.invalidate();
   }
 
-  /** Redraw on the next animation frame (several calls before it draw once). */
+  /** Redraw in the next animation frame (several calls before it draw once). */
   invalidate(): void {
-    if (this.frame || this.destroyed) return;
-    this.frame = requestAnimationFrame(() => {
-      this.frame = 0;
-      this.draw();
-    });
+    if (!this.destroyed) scheduleDraw(this.drawInFrame);
   }
+
+  private readonly drawInFrame = (): void => this.draw();
 
   /** Draws now. */
   draw(): void {
@@ -116,8 +114,7 @@ export class SegmentMapRenderer {
 
   /** Resolves once a pending frame (if any) is drawn and the GPU has finished it. */
   async settled(): Promise<void> {
-    // A hidden tab gets no frames: give up after a few tries rather than hang.
-    for (let i = 0; i < 8 && this.frame && !this.destroyed; i++) await new Promise((resolve) => setTimeout(resolve, 32));
+    if (drawPending(this.drawInFrame)) await framesDrawn();
     await this.finished();
   }
 
@@ -128,7 +125,7 @@ export class SegmentMapRenderer {
 
   destroy(): void {
     this.destroyed = true;
-    if (this.frame) cancelAnimationFrame(this.frame);
+    cancelDraw(this.drawInFrame);
     this.scene?.release(true);
     this.gpu?.painter.device.destroy();
     this.gpu = null;

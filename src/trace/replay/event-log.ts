@@ -1,17 +1,19 @@
 // The allocator's trace events in columns: a 900k-event replay makes no per-event objects.
 import { ACTION_NAMES, Action } from '../../allocator/trace-action';
 import type { TraceSink } from '../../allocator/trace-sink';
-import { growTyped } from '../../lib/grow-typed';
+import { growColumns, makeColumns } from '../../lib/columns';
 import type { TraceEntry } from '../snapshot/snapshot';
+
+const EVENT_COLUMNS = { action: Uint8Array, addr: Float64Array, size: Float64Array, stream: Float64Array, request: Int32Array } as const;
 
 export class EventLog implements TraceSink {
   length = 0;
-  action: Uint8Array;
-  addr: Float64Array;
-  size: Float64Array;
-  stream: Float64Array;
+  declare action: Uint8Array;
+  declare addr: Float64Array;
+  declare size: Float64Array;
+  declare stream: Float64Array;
   /** Index of the source request being served when the event happened. */
-  request: Int32Array;
+  declare request: Int32Array;
   /** Set by the replay before each request. */
   currentRequest = -1;
   /** Only `length` is kept (a replay for its stats alone): the columns stay empty. */
@@ -20,12 +22,7 @@ export class EventLog implements TraceSink {
   /** `capacity`: expected number of events (a request stream makes about 1.5 per request). */
   constructor(capacity = 1024, { countOnly = false } = {}) {
     this.countOnly = countOnly;
-    const n = countOnly ? 0 : Math.max(16, capacity);
-    this.action = new Uint8Array(n);
-    this.addr = new Float64Array(n);
-    this.size = new Float64Array(n);
-    this.stream = new Float64Array(n);
-    this.request = new Int32Array(n);
+    Object.assign(this, makeColumns(EVENT_COLUMNS, countOnly ? 0 : Math.max(16, capacity)));
   }
 
   // The block's request id (the sink's last argument) is not kept: the request column says which
@@ -55,11 +52,6 @@ export class EventLog implements TraceSink {
   }
 
   private grow(): void {
-    const n = this.action.length * 2;
-    this.action = growTyped(this.action, n);
-    this.addr = growTyped(this.addr, n);
-    this.size = growTyped(this.size, n);
-    this.stream = growTyped(this.stream, n);
-    this.request = growTyped(this.request, n);
+    growColumns(this, EVENT_COLUMNS, this.action.length * 2);
   }
 }

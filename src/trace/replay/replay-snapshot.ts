@@ -4,21 +4,19 @@ import type { Capacity } from '../../allocator/capacity';
 import { sameDecisions, type AllocatorConfig } from '../../allocator/config';
 import { parseAllocConf } from '../../allocator/config-parser';
 import { recordedConfig } from '../snapshot/recorded-config';
-import { replay, type AddressModel, type ReplayOptions, type ReplayResult } from './replay';
+import { replay, type AddressModel, type InsertedCalls, type ReplayOptions, type ReplayResult } from './replay';
 import type { RequestStream } from '../stream/request-stream';
 import { requestStreamFromSnapshot, requestStreamFromTrace } from '../stream/request-stream-from-trace';
 import type { Snapshot } from '../snapshot/snapshot';
 import type { TraceColumns } from '../snapshot/trace-columns';
 
-export interface SnapshotReplayOptions {
+export interface SnapshotReplayOptions extends InsertedCalls {
   /** A whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one; keys it omits take defaults. */
   conf?: string;
   capacity?: Capacity;
   /** Default: 'recorded' when the config makes the recorded decisions, else 'simulated'. */
   addresses?: AddressModel;
   device?: number;
-  emptyCacheAfter?: readonly number[];
-  resetPeakAfter?: readonly number[];
   /** A stream already built from this snapshot (saves rebuilding it for every setting of a sweep). */
   stream?: RequestStream;
   /** The device's trace as columns, when the snapshot's device_traces were not kept (decodeSnapshotForReplay). */

@@ -13,7 +13,14 @@ import { RequestKind, type RequestStream } from '../stream/request-stream';
 
 export type AddressModel = 'recorded' | 'simulated';
 
-export interface ReplayOptions {
+/** Inserted calls: torch.cuda.empty_cache() and reset_peak_memory_stats() after these request indices
+ * (empty_cache first where both are given). Calls the user adds to a run, not ones it recorded. */
+export interface InsertedCalls {
+  emptyCacheAfter?: readonly number[];
+  resetPeakAfter?: readonly number[];
+}
+
+export interface ReplayOptions extends InsertedCalls {
   config: AllocatorConfig;
   capacity?: Capacity;
   /** 'recorded': segments land where the recording put them; 'simulated': the driver placement model. */
@@ -22,10 +29,6 @@ export interface ReplayOptions {
   regionTop?: number;
   deviceTotal?: number;
   device?: number;
-  /** Request indices after which torch.cuda.empty_cache() runs ... */
-  emptyCacheAfter?: readonly number[];
-  /** ... and torch.cuda.reset_peak_memory_stats() (after empty_cache where both are given). */
-  resetPeakAfter?: readonly number[];
   /** Another ordered-set implementation for the allocator's free blocks (benchmarks). */
   freeBlockSet?: AllocatorOptions['freeBlockSet'];
   /**

@@ -5,6 +5,7 @@
 
 import { ACTION_NAMES, actionCode } from '../../allocator/trace-action';
 import { concatBytes } from '../../lib/concat-bytes';
+import { believedGzipSize, gzipClaimedSize } from '../../lib/gzip-trailer';
 import { Gunzip, gunzipSync } from 'fflate';
 import { ImportError } from '../../lib/import-error';
 import { readPickle, type ReadPickleOptions } from '../pickle/pickle-reader';
@@ -86,10 +87,10 @@ function gzipError(e: unknown): ImportError {
  */
 function gunzipBounded(gz: Uint8Array, maxBytes: number, progress: (f: number) => void): Uint8Array {
   const n = gz.length;
-  if (n < 18) throw gzipError(Object.assign(new Error('too short'), { code: 0 }));
-  const claimed = (gz[n - 4]! | (gz[n - 3]! << 8) | (gz[n - 2]! << 16) | (gz[n - 1]! << 24)) >>> 0;
+  if (gzipClaimedSize(gz) === null) throw gzipError(Object.assign(new Error('too short'), { code: 0 }));
+  const claimed = believedGzipSize(gz, maxBytes);
   // A claim is not proof: a cut-off file ends in compressed bytes, not a trailer.
-  if (claimed <= maxBytes && claimed <= n * 1032 + 1024) {
+  if (claimed !== null) {
     let out: Uint8Array | undefined;
     try {
       out = gunzipSync(gz, { out: new Uint8Array(claimed + 1) });

@@ -1,6 +1,6 @@
 // A device trace reduced to what a replay reads (action as an Action code, addr, size, stream), one typed column
 // each: a 900k-entry trace is then four arrays instead of 900k objects for the GC to carry.
-import { growTyped } from '../../lib/grow-typed';
+import { growColumns, makeColumns } from '../../lib/columns';
 import { actionCode } from '../../allocator/trace-action';
 import type { TraceEntry } from './snapshot';
 
@@ -12,20 +12,18 @@ export interface TraceColumns {
   stream: Float64Array;
 }
 
+const TRACE_COLUMNS = { action: Uint8Array, addr: Float64Array, size: Float64Array, stream: Float64Array } as const;
+
 /** Appends entries to growable columns. */
 export class TraceColumnsBuilder implements TraceColumns {
   length = 0;
-  action: Uint8Array;
-  addr: Float64Array;
-  size: Float64Array;
-  stream: Float64Array;
+  declare action: Uint8Array;
+  declare addr: Float64Array;
+  declare size: Float64Array;
+  declare stream: Float64Array;
 
   constructor(capacity = 1024) {
-    const n = Math.max(16, capacity);
-    this.action = new Uint8Array(n);
-    this.addr = new Float64Array(n);
-    this.size = new Float64Array(n);
-    this.stream = new Float64Array(n);
+    Object.assign(this, makeColumns(TRACE_COLUMNS, Math.max(16, capacity)));
   }
 
   push(code: number, addr: number, size: number, stream: number): void {
@@ -49,11 +47,7 @@ export class TraceColumnsBuilder implements TraceColumns {
   }
 
   private grow(): void {
-    const n = this.action.length * 2;
-    this.action = growTyped(this.action, n);
-    this.addr = growTyped(this.addr, n);
-    this.size = growTyped(this.size, n);
-    this.stream = growTyped(this.stream, n);
+    growColumns(this, TRACE_COLUMNS, this.action.length * 2);
   }
 }
 

@@ -1,7 +1,7 @@
 // The program's side of a run: alloc(id, size, stream) and free(id), with nothing the allocator decided.
 // Replaying it under another config asks "what would the allocator have done with these requests?".
 
-import { growTyped } from '../../lib/grow-typed';
+import { growColumns, makeColumns, trimColumns, type ColumnsOf } from '../../lib/columns';
 
 export const enum RequestKind {
   alloc = 0,
@@ -56,26 +56,24 @@ export interface RequestStream {
   stepStarts: Int32Array;
 }
 
+const REQUEST_COLUMNS = {
+  kind: Uint8Array,
+  id: Int32Array,
+  size: Float64Array,
+  stream: Float64Array,
+  source: Int32Array,
+  input: Int32Array,
+} as const;
+
 /** Appends requests to growable columns; `finish()` trims them into a RequestStream. */
 export class RequestStreamBuilder {
   private n = 0;
-  private kind: Uint8Array;
-  private id: Int32Array;
-  private size: Float64Array;
-  private stream: Float64Array;
-  private source: Int32Array;
-  private input: Int32Array;
+  private c: ColumnsOf<typeof REQUEST_COLUMNS>;
   idCount = 0;
 
   /** `capacity`: the expected number of requests (the columns grow past it). */
   constructor(capacity = 1024) {
-    const n = Math.max(16, capacity);
-    this.kind = new Uint8Array(n);
-    this.id = new Int32Array(n);
-    this.size = new Float64Array(n);
-    this.stream = new Float64Array(n);
-    this.source = new Int32Array(n);
-    this.input = new Int32Array(n);
+    this.c = makeColumns(REQUEST_COLUMNS, Math.max(16, capacity));
   }
 
   get length(): number {
@@ -94,19 +92,10 @@ export class RequestStreamBuilder {
     this.push(RequestKind.free, id, size, stream, source, -1);
   }
 
-  finish(extra: Partial<Omit<RequestStream, 'length' | 'kind' | 'id' | 'size' | 'stream' | 'source' | 'input' | 'idCount'>> = {}): RequestStream {
-    const n = this.n;
-    // Views when little would be trimmed: a copy of a million requests costs more than the slack.
-    const trim = <T extends Uint8Array | Int32Array | Float64Array>(a: T): T =>
-      (n * 4 >= a.length * 3 ? a.subarray(0, n) : a.slice(0, n)) as T;
+  finish(extra: Partial<Omit<RequestStream, keyof typeof REQUEST_COLUMNS | 'length' | 'idCount'>> = {}): RequestStream {
     return {
-      length: n,
-      kind: trim(this.kind),
-      id: trim(this.id),
-      size: trim(this.size),
-      stream: trim(this.stream),
-      source: trim(this.source),
-      input: trim(this.input),
+      length: this.n,
+      ...trimColumns(this.c, REQUEST_COLUMNS, this.n),
       idCount: this.idCount,
       failedInRecording: extra.failedInRecording ?? new Set(),
       initialSegments: extra.initialSegments ?? [],
@@ -119,24 +108,17 @@ export class RequestStreamBuilder {
   }
 
   private push(kind: RequestKind, id: number, size: number, stream: number, source: number, input: number): void {
-    if (this.n === this.kind.length) this.grow();
+    let c = this.c;
+    if (this.n === c.kind.length) {
+      growColumns(c, REQUEST_COLUMNS, c.kind.length * 2);
+      c = this.c;
+    }
     const i = this.n++;
-    this.kind[i] = kind;
-    this.id[i] = id;
-    this.size[i] = size;
-    this.stream[i] = stream;
-    this.source[i] = source;
-    this.input[i] = input;
+    c.kind[i] = kind;
+    c.id[i] = id;
+    c.size[i] = size;
+    c.stream[i] = stream;
+    c.source[i] = source;
+    c.input[i] = input;
   }
-
-  private grow(): void {
-    const n = this.kind.length * 2;
-    this.kind = growTyped(this.kind, n);
-    this.id = growTyped(this.id, n);
-    this.size = growTyped(this.size, n);
-    this.stream = growTyped(this.stream, n);
-    this.source = growTyped(this.source, n);
-    this.input = growTyped(this.input, n);
-  }
-
 }

@@ -1,6 +1,7 @@
 // Which max_split setting a sweep recommends, and why, beside the rule of thumb
 // "about 1.2 times the largest tensor".
 import { formatSize } from '../../allocator/format-size';
+import { churn, compareRuns } from './rank-runs';
 import type { SweepRow } from './sweep';
 
 export interface SweepAdvice {
@@ -10,19 +11,13 @@ export interface SweepAdvice {
   ruleOfThumb: { mb: number; row: SweepRow } | null;
 }
 
-const churn = (r: SweepRow): number => r.num_device_alloc + r.num_device_free;
 const label = (r: SweepRow): string => (r.max_split_size_mb === null ? 'unlimited' : `max_split_size_mb:${r.max_split_size_mb}`);
 
-/** Fewest OOMs first, then the least reserved memory, then the least cudaMalloc/cudaFree churn;
- * on a tie the default (unlimited), which needs no setting at all. */
+/** The best row by compareRuns (rank-runs.ts); on a tie the default (unlimited), which needs no setting at all. */
 export function adviseMaxSplit(rows: readonly SweepRow[], largestRequest: number): SweepAdvice | null {
   if (rows.length === 0) return null;
   const best = [...rows].sort(
-    (a, b) =>
-      a.num_ooms - b.num_ooms ||
-      a['reserved_bytes.all.peak'] - b['reserved_bytes.all.peak'] ||
-      churn(a) - churn(b) ||
-      Number(a.max_split_size_mb !== null) - Number(b.max_split_size_mb !== null),
+    (a, b) => compareRuns(a, b) || Number(a.max_split_size_mb !== null) - Number(b.max_split_size_mb !== null),
   )[0]!;
   const unlimited = rows.find((r) => r.max_split_size_mb === null);
   const oomWord = best.num_ooms === 0 ? 'avoids OOM' : `has the fewest OOMs (${best.num_ooms})`;

@@ -1,10 +1,11 @@
 // A short tuning guide grounded in the user's own run: the settings worth trying, each replayed on
-// this source, ordered by what it does here (fewest OOMs, then least peak reserved memory, then
-// least cudaMalloc/cudaFree churn), each with its figures and one sentence on why it helps or not.
+// this source, ranked by what it does here (rank-runs.ts), each with its figures and one sentence on
+// why it helps or not.
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { MiB, ROUNDUP_POWER2_INTERVALS } from '../../allocator/constants';
 import { formatSize } from '../../allocator/format-size';
+import { churn, compareRuns } from './rank-runs';
 import type { SweepRow } from './sweep';
 
 export type CandidateKind = 'expandable' | 'max_split' | 'roundup' | 'gc';
@@ -57,13 +58,7 @@ export function guideCandidates(asked: AllocatorConfig, bestMaxSplitMiB: number 
   return out;
 }
 
-const churn = (r: SweepRow): number => r.num_device_alloc + r.num_device_free;
 const peak = (r: SweepRow): number => r['reserved_bytes.all.peak'];
-
-/** Negative when `a` does better than `b` on this run. */
-function compareRows(a: SweepRow, b: SweepRow): number {
-  return a.num_ooms - b.num_ooms || peak(a) - peak(b) || churn(a) - churn(b);
-}
 
 function signed(bytes: number): string {
   return bytes === 0 ? 'the same' : `${bytes < 0 ? '−' : '+'}${formatSize(Math.abs(bytes))}`;
@@ -111,11 +106,11 @@ export function tuningGuide(current: SweepRow, tried: { kind: CandidateKind; row
       kind,
       conf: row.conf,
       row,
-      helps: compareRows(row, current) < 0,
+      helps: compareRuns(row, current) < 0,
       figures: figuresOf(row, current),
       why: whyOf(kind, row, current, facts),
     }))
-    .sort((a, b) => Number(b.helps) - Number(a.helps) || compareRows(a.row, b.row));
+    .sort((a, b) => Number(b.helps) - Number(a.helps) || compareRuns(a.row, b.row));
   const verdict = items.some((i) => i.helps)
     ? `Try ${items[0]!.conf || '(defaults)'} first.`
     : `Nothing here beats ${current.conf || 'the defaults'} on this run: the default is not always the worst, ` +

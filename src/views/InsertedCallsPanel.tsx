@@ -1,4 +1,4 @@
-// Calls the user puts into the run: torch.cuda.empty_cache() or reset_peak_memory_stats() after the
+// Inserted calls: what the user puts into the run, torch.cuda.empty_cache() or reset_peak_memory_stats() after the
 // request at the cursor, or empty_cache() every N steps of a generated workload; each listed, removable.
 import { useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
@@ -7,9 +7,9 @@ import { useSession } from '../state/session-store';
 type Kind = 'empty' | 'peak';
 const CALL: Record<Kind, string> = { empty: 'torch.cuda.empty_cache()', peak: 'torch.cuda.reset_peak_memory_stats()' };
 
-export function ActionsPanel() {
-  const { summary, cursor, settings, setActions, seek } = useSession(
-    useShallow((s) => ({ summary: s.summary, cursor: s.cursor, settings: s.settings, setActions: s.setActions, seek: s.seek })),
+export function InsertedCallsPanel() {
+  const { summary, cursor, settings, setInsertedCalls, seek } = useSession(
+    useShallow((s) => ({ summary: s.summary, cursor: s.cursor, settings: s.settings, setInsertedCalls: s.setInsertedCalls, seek: s.seek })),
   );
   const everyId = useId();
   const [every, setEvery] = useState(5);
@@ -17,12 +17,12 @@ export function ActionsPanel() {
   const empty = settings.emptyCacheAfter ?? [];
   const peak = settings.resetPeakAfter ?? [];
   const steps = summary.stepStarts;
-  const apply = (e: number[], p: number[]) => setActions(e, p);
+  const apply = (e: number[], p: number[]) => setInsertedCalls({ emptyCacheAfter: e, resetPeakAfter: p });
   const inserted: [Kind, number][] = [...empty.map((i) => ['empty', i] as [Kind, number]), ...peak.map((i) => ['peak', i] as [Kind, number])].sort(
     (a, b) => a[1] - b[1],
   );
   return (
-    <section className="actions" aria-label="Calls in the run">
+    <section className="inserted-calls" aria-label="Insert calls into the run">
       <span>After request {(cursor + 1).toLocaleString()}:</span>
       <button onClick={() => apply([...empty, cursor], peak)} title="Release every cached block that holds no allocation, here">
         Insert empty_cache()

@@ -1,0 +1,37 @@
+// Growable columns of typed arrays, for the logs that a replay or an import fills row by row (trace
+// columns, request streams, event logs): one typed array per field instead of one object per row.
+// A spec names each column's array type; every column grows together, by doubling.
+
+type ColumnType = Uint8ArrayConstructor | Int32ArrayConstructor | Float64ArrayConstructor;
+type Column = Uint8Array | Int32Array | Float64Array;
+export type ColumnSpec = Readonly<Record<string, ColumnType>>;
+export type ColumnsOf<S extends ColumnSpec> = { -readonly [K in keyof S]: InstanceType<S[K]> };
+
+/** Columns of `rows` rows, zeroed. */
+export function makeColumns<S extends ColumnSpec>(spec: S, rows: number): ColumnsOf<S> {
+  const out: Record<string, Column> = {};
+  for (const key of Object.keys(spec)) out[key] = new spec[key]!(rows);
+  return out as ColumnsOf<S>;
+}
+
+/** Replaces each column of `target` with a copy `rows` long (at least its length). */
+export function growColumns<S extends ColumnSpec>(target: { [K in keyof S]: Column }, spec: S, rows: number): void {
+  const t = target as Record<string, Column>;
+  for (const key of Object.keys(spec)) {
+    const grown = new spec[key]!(rows);
+    grown.set(t[key]!);
+    t[key] = grown;
+  }
+}
+
+/** The first `rows` rows of each column: views when little would be trimmed (a copy of a million
+ * rows costs more than the slack), else copies that free the rest. */
+export function trimColumns<S extends ColumnSpec>(columns: ColumnsOf<S>, spec: S, rows: number): ColumnsOf<S> {
+  const c = columns as Record<string, Column>;
+  const out: Record<string, Column> = {};
+  for (const key of Object.keys(spec)) {
+    const a = c[key]!;
+    out[key] = rows * 4 >= a.length * 3 ? a.subarray(0, rows) : a.slice(0, rows);
+  }
+  return out as ColumnsOf<S>;
+}
