@@ -1,5 +1,7 @@
 // A model of one device's DeviceCachingAllocator (c10/cuda/CUDACachingAllocator.cpp, torch 2.11):
-// the same decisions in the same order, so that it records the same trace events as PyTorch.
+// the same decisions in the same order, so that it records the same trace events as PyTorch. Its
+// sections follow PyTorch's call path: malloc, free, expandable segments, release and gc, OOM; then
+// what torch.cuda reports, and last what only splitscope needs (state adopted before a trace began).
 // Streams are plain numbers; CUDA events and cross-stream uses are not modelled (a free completes at once).
 import { Block, Segment, type SegmentView } from './block';
 import type { Capacity } from './capacity';
@@ -110,10 +112,9 @@ export class CachingAllocator {
     this.physicalLimit = options.capacity?.kind === 'device' ? options.capacity.bytes : Infinity;
   }
 
-  /** Bytes held in segments (memory_reserved). */
-  get reservedBytes(): number {
-    return this.reserved;
-  }
+  // ---------------------------------------------------------------- malloc
+  // A cached block (get_free_block), else the cache-miss path (gc, alloc_block, release and retry,
+  // OOM), then the split (alloc_found_block).
 
   /** Allocates `size` bytes on `stream`; null on OOM (then lastOom says why). `tag` labels the block. */
   malloc(size: number, stream: number, tag = -1): Block | null {
@@ -129,153 +130,6 @@ export class CachingAllocator {
     if (cached) return this.allocFoundBlock(pool, cached, true, rounded, size, stream, tag);
     const block = this.blockFromNewSegment(pool, rounded, stream);
     return block ? this.allocFoundBlock(pool, block, false, rounded, size, stream, tag) : null;
-  }
-
-  /** The cache-miss path: gc, cudaMalloc, free oversize blocks and retry, free all and retry, OOM. */
-  private blockFromNewSegment(pool: BlockPool, rounded: number, stream: number): Block | null {
-    const segmentSize = segmentSizeFor(rounded);
-    if (this.gcEnabled) this.garbageCollect();
-    let block =
-      this.allocSegment(pool, rounded, segmentSize, stream, false) ??
-      (this.releaseAvailableCachedBlocks(pool, rounded, stream)
-        ? this.allocSegment(pool, rounded, segmentSize, stream, false)
-        : null);
-    if (!block) {
-      this.releaseCachedBlocks();
-      block = this.allocSegment(pool, rounded, segmentSize, stream, true);
-    }
-    if (!block) this.recordOom(rounded, segmentSize, stream);
-    return block;
-  }
-
-  /** Returns an allocated block to the cache. */
-  free(block: Block): void {
-    block.allocated = false;
-    const small = block.small;
-    this.stats.decrease(Stat.allocation, small, 1);
-    this.stats.decrease(Stat.allocated_bytes, small, block.size);
-    this.sink.record(Action.free_requested, block.addr, block.requestedSize, block.stream, block.tag);
-    if (block.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_allocations);
-    this.freeBlock(block);
-  }
-
-  /** torch.cuda.empty_cache(): frees every cached segment that holds no allocation. */
-  emptyCache(): void {
-    this.releaseCachedBlocks();
-  }
-
-  /** torch.cuda.reset_peak_memory_stats(). */
-  resetPeakStats(): void {
-    this.stats.resetPeaks();
-  }
-
-  /** torch.cuda.memory_stats() for this device. */
-  memoryStats(): Record<string, number> {
-    const out = this.stats.toRecord();
-    out['max_split_size'] = maxSplitSizeStat(this.config);
-    return out;
-  }
-
-  /** Size of the largest cached free block (cacheInfo), 0 when none. */
-  largestFreeBlock(): number {
-    return Math.max(this.small.blocks.largest(), this.large.blocks.largest());
-  }
-
-  /** The cached free blocks of both pools, in each pool's (stream, size, address) order. */
-  freeBlocks(): Block[] {
-    return [...this.small.blocks.toArray(), ...this.large.blocks.toArray()];
-  }
-
-  /** The segments as memory_snapshot() reports them (each mapped range of an expandable segment on
-   * its own), in address order. */
-  segmentsByAddress(): SegmentView[] {
-    const views: SegmentView[] = [];
-    for (const segment of this.segments.values()) {
-      const { stream, small, expandable } = segment;
-      for (let b: Block | null = segment.head; b; ) {
-        if (!b.mapped) {
-          b = b.next;
-          continue;
-        }
-        const head = b;
-        let size = 0;
-        for (; b && b.mapped; b = b.next) size += b.size;
-        views.push({ addr: head.addr, size, stream, small, expandable, head, segment });
-      }
-    }
-    return views.sort((a, b) => a.addr - b.addr);
-  }
-
-  /** Puts a segment that existed before the model started (a trace that begins mid-run). */
-  adoptSegment(addr: number, size: number, stream: number, small: boolean): Segment {
-    // It was cudaMalloc'd by the same run, before the trace began: counted as a device alloc.
-    const block = this.newSegment(addr, size, stream, small);
-    this.poolOf(small).blocks.insert(block);
-    return block.segment;
-  }
-
-  /** expandable_segments: a segment reserved at `base` before the model started, nothing mapped yet. */
-  adoptExpandableSegment(base: number, stream: number, small: boolean): Segment {
-    return this.reserveSegment(this.poolOf(small), stream, base).segment;
-  }
-
-  /** Pages [addr, addr + size) of an adopted expandable segment, mapped before the model started: free. */
-  adoptMapping(addr: number, size: number): void {
-    const segment = this.segmentContaining(addr);
-    const block = segment ? blockAt(segment, addr) : null;
-    if (!segment?.expandable || !block || block.mapped || addr + size > block.addr + block.size) {
-      throw new Error(`address range ${addr}+${size} is not inside an unmapped part of an expandable segment`);
-    }
-    const pool = this.poolOf(segment.small);
-    if (block.addr < addr) {
-      // The unmapped part below stays unmapped.
-      pool.unmapped.delete(block);
-      const below = this.newBlock(block.addr, addr - block.addr, block.stream, block.small, segment);
-      below.mapped = false;
-      this.linkBefore(below, block);
-      block.addr = addr;
-      block.size -= below.size;
-      pool.unmapped.insert(below);
-      pool.unmapped.insert(block);
-    }
-    this.mapBlock(pool, block, size);
-  }
-
-  /**
-   * Marks [addr, addr + size) of an adopted segment allocated, as if a request of `requested`
-   * bytes had taken it before the trace began. The range must lie inside one free block.
-   */
-  adoptAllocation(addr: number, size: number, requested: number, tag: number): Block {
-    const segment = this.segmentContaining(addr);
-    if (!segment) throw new Error(`no segment holds address ${addr}`);
-    const block = blockAt(segment, addr);
-    if (!block || block.allocated || !block.mapped || addr + size > block.addr + block.size) {
-      throw new Error(`address range ${addr}+${size} is not inside one free block`);
-    }
-    const pool = this.poolOf(segment.small);
-    pool.blocks.delete(block);
-    // Carve off a free block before the range, then let allocFoundBlock split off the rest.
-    if (block.addr < addr) {
-      const before = this.newBlock(block.addr, addr - block.addr, block.stream, block.small, segment);
-      this.linkBefore(before, block);
-      block.addr = addr;
-      block.size -= before.size;
-      pool.blocks.insert(before);
-      if (!segment.expandable) this.countNewInactiveSplit(before);
-    }
-    const split = block.size > size;
-    return this.allocFoundBlock(pool, block, false, size, requested, block.stream, tag, split);
-  }
-
-  private poolOf(small: boolean): BlockPool {
-    return small ? this.small : this.large;
-  }
-
-  private segmentContaining(addr: number): Segment | undefined {
-    for (const segment of this.segments.values()) {
-      if (segment.addr <= addr && addr < segment.addr + segment.size) return segment;
-    }
-    return undefined;
   }
 
   private getFreeBlock(pool: BlockPool, size: number, stream: number): Block | null {
@@ -313,6 +167,52 @@ export class CachingAllocator {
     let block: Block | undefined = first;
     while (block && block.stream === stream && block.segment.expandable) block = pool.blocks.next(block);
     return block && block.stream === stream ? block : null;
+  }
+
+  /** The cache-miss path: gc, cudaMalloc, free oversize blocks and retry, free all and retry, OOM. */
+  private blockFromNewSegment(pool: BlockPool, rounded: number, stream: number): Block | null {
+    const segmentSize = segmentSizeFor(rounded);
+    if (this.gcEnabled) this.garbageCollect();
+    let block =
+      this.allocSegment(pool, rounded, segmentSize, stream, false) ??
+      (this.releaseAvailableCachedBlocks(pool, rounded, stream)
+        ? this.allocSegment(pool, rounded, segmentSize, stream, false)
+        : null);
+    if (!block) {
+      this.releaseCachedBlocks();
+      block = this.allocSegment(pool, rounded, segmentSize, stream, true);
+    }
+    if (!block) this.recordOom(rounded, segmentSize, stream);
+    return block;
+  }
+
+  /**
+   * alloc_block: cudaMalloc of a new segment of `size` bytes for a request of `rounded` bytes (with
+   * expandable_segments, pages mapped for it instead); null when the memory cap (or the device) is full.
+   */
+  private allocSegment(pool: BlockPool, rounded: number, size: number, stream: number, isRetry: boolean): Block | null {
+    if (isRetry) this.stats.count('num_alloc_retries');
+    // The memory fraction is checked against the segment size even where pages are mapped instead.
+    const capped = this.capacity && (this.capacity.kind === 'fraction' || !this.expandable);
+    if (capped && this.reserved + size > this.capacity!.bytes) return null;
+    if (this.expandable) return this.allocExpandable(pool, rounded, stream);
+    const addr = this.placement.place(size);
+    const block = this.newSegment(addr, size, stream, pool.small);
+    this.sink.record(Action.segment_alloc, addr, size, stream, -1);
+    return block;
+  }
+
+  /** A new segment held by one free block (not yet in the free set), with its stats. */
+  private newSegment(addr: number, size: number, stream: number, small: boolean): Block {
+    const block = new Block(addr, size, stream, small, null);
+    block.segment = new Segment(addr, size, stream, small, block);
+    this.segments.set(addr, block.segment);
+    this.reserved += size;
+    this.stats.increase(Stat.segment, small, 1);
+    this.stats.increase(Stat.reserved_bytes, small, size);
+    if (size >= this.maxSplit) this.stats.increaseOversize(Stat.oversize_segments);
+    this.stats.count('num_device_alloc');
+    return block;
   }
 
   private shouldSplit(block: Block, size: number): boolean {
@@ -376,38 +276,18 @@ export class CachingAllocator {
     return block;
   }
 
-  /** Links `block` into its segment's list just before `after`. */
-  private linkBefore(block: Block, after: Block): void {
-    block.prev = after.prev;
-    if (block.prev) block.prev.next = block;
-    else block.segment.head = block;
-    block.next = after;
-    after.prev = block;
-  }
+  // ---------------------------------------------------------------- free
+  // The block goes back to its pool and merges with free neighbours (free_block, try_merge_blocks).
 
-  /** A fresh block (one merged away earlier, if any: saves a GC-heavy allocation). */
-  private newBlock(addr: number, size: number, stream: number, small: boolean, segment: Segment): Block {
-    const block = this.spareBlocks.pop() ?? new Block(0, 0, 0, small, null);
-    block.reset(addr, size, stream, small, segment);
-    return block;
-  }
-
-  /** Links `block` into its segment's list just after `before`. */
-  private linkAfter(block: Block, before: Block): void {
-    block.next = before.next;
-    if (block.next) block.next.prev = block;
-    block.prev = before;
-    before.next = block;
-  }
-
-  private countNewInactiveSplit(block: Block): void {
-    this.stats.increase(Stat.inactive_split_bytes, block.small, block.size);
-    this.stats.increase(Stat.inactive_split, block.small, 1);
-  }
-
-  private insertFree(pool: BlockPool, block: Block): void {
-    block.gcCountBase = pool.freeBlockCalls;
-    pool.blocks.insert(block);
+  /** Returns an allocated block to the cache. */
+  free(block: Block): void {
+    block.allocated = false;
+    const small = block.small;
+    this.stats.decrease(Stat.allocation, small, 1);
+    this.stats.decrease(Stat.allocated_bytes, small, block.size);
+    this.sink.record(Action.free_requested, block.addr, block.requestedSize, block.stream, block.tag);
+    if (block.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_allocations);
+    this.freeBlock(block);
   }
 
   private freeBlock(block: Block): void {
@@ -468,47 +348,8 @@ export class CachingAllocator {
     return src.size;
   }
 
-  /**
-   * alloc_block: cudaMalloc of a new segment of `size` bytes for a request of `rounded` bytes (with
-   * expandable_segments, pages mapped for it instead); null when the memory cap (or the device) is full.
-   */
-  private allocSegment(pool: BlockPool, rounded: number, size: number, stream: number, isRetry: boolean): Block | null {
-    if (isRetry) this.stats.count('num_alloc_retries');
-    // The memory fraction is checked against the segment size even where pages are mapped instead.
-    const capped = this.capacity && (this.capacity.kind === 'fraction' || !this.expandable);
-    if (capped && this.reserved + size > this.capacity!.bytes) return null;
-    if (this.expandable) return this.allocExpandable(pool, rounded, stream);
-    const addr = this.placement.place(size);
-    const block = this.newSegment(addr, size, stream, pool.small);
-    this.sink.record(Action.segment_alloc, addr, size, stream, -1);
-    return block;
-  }
-
-  /** A new segment held by one free block (not yet in the free set), with its stats. */
-  private newSegment(addr: number, size: number, stream: number, small: boolean): Block {
-    const block = new Block(addr, size, stream, small, null);
-    block.segment = new Segment(addr, size, stream, small, block);
-    this.segments.set(addr, block.segment);
-    this.reserved += size;
-    this.stats.increase(Stat.segment, small, 1);
-    this.stats.increase(Stat.reserved_bytes, small, size);
-    if (size >= this.maxSplit) this.stats.increaseOversize(Stat.oversize_segments);
-    this.stats.count('num_device_alloc');
-    return block;
-  }
-
-  /** cudaFree of a whole free segment. */
-  private releaseSegment(pool: BlockPool, block: Block): void {
-    this.stats.count('num_device_free');
-    this.sink.record(Action.segment_free, block.addr, block.size, block.stream, -1);
-    this.reserved -= block.size;
-    this.stats.decrease(Stat.segment, block.small, 1);
-    this.stats.decrease(Stat.reserved_bytes, block.small, block.size);
-    if (block.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_segments);
-    pool.blocks.delete(block);
-    this.segments.delete(block.addr);
-    this.placement.release(block.addr);
-  }
+  // ---------------------------------------------------------------- expandable_segments
+  // One virtual range per stream and pool, pages mapped and unmapped as needed.
 
   /** try_allocate_expandable_block: maps pages until a free block of `size` bytes exists, and takes it out of the free set. */
   private allocExpandable(pool: BlockPool, size: number, stream: number): Block | null {
@@ -609,6 +450,14 @@ export class CachingAllocator {
     this.placement.unmapPages?.(segment.addr, lo, hi - lo);
   }
 
+  // ---------------------------------------------------------------- release and gc
+  // empty_cache, release_available_cached_blocks, release_cached_blocks, garbage_collect_cached_blocks.
+
+  /** torch.cuda.empty_cache(): frees every cached segment that holds no allocation. */
+  emptyCache(): void {
+    this.releaseCachedBlocks();
+  }
+
   /** Frees oversize cached blocks, only as many as the request needs (max_split_size set only). */
   private releaseAvailableCachedBlocks(pool: BlockPool, size: number, stream: number): boolean {
     if (!Number.isFinite(this.maxSplit)) return false;
@@ -656,6 +505,19 @@ export class CachingAllocator {
     }
   }
 
+  /** cudaFree of a whole free segment. */
+  private releaseSegment(pool: BlockPool, block: Block): void {
+    this.stats.count('num_device_free');
+    this.sink.record(Action.segment_free, block.addr, block.size, block.stream, -1);
+    this.reserved -= block.size;
+    this.stats.decrease(Stat.segment, block.small, 1);
+    this.stats.decrease(Stat.reserved_bytes, block.small, block.size);
+    if (block.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_segments);
+    pool.blocks.delete(block);
+    this.segments.delete(block.addr);
+    this.placement.release(block.addr);
+  }
+
   /** garbage_collect_cached_blocks: frees old unsplit large blocks until reserved is under the threshold. */
   private garbageCollect(): void {
     const cap = this.capacity!.bytes;
@@ -689,6 +551,9 @@ export class CachingAllocator {
       }
     }
   }
+
+  // ---------------------------------------------------------------- OOM
+  // What the oom event records and the message PyTorch raises.
 
   private recordOom(size: number, segmentSize: number, stream: number): void {
     const deviceFree = Math.max(0, this.deviceTotal - this.otherDeviceBytes - this.reserved);
@@ -732,6 +597,168 @@ export class CachingAllocator {
         reserved: this.reserved,
       }),
     };
+  }
+
+  // ---------------------------------------------------------------- the state as torch.cuda reports it
+  // memory_reserved, memory_stats, cacheInfo, memory_snapshot.
+
+  /** Bytes held in segments (memory_reserved). */
+  get reservedBytes(): number {
+    return this.reserved;
+  }
+
+  /** torch.cuda.reset_peak_memory_stats(). */
+  resetPeakStats(): void {
+    this.stats.resetPeaks();
+  }
+
+  /** torch.cuda.memory_stats() for this device. */
+  memoryStats(): Record<string, number> {
+    const out = this.stats.toRecord();
+    out['max_split_size'] = maxSplitSizeStat(this.config);
+    return out;
+  }
+
+  /** Size of the largest cached free block (cacheInfo), 0 when none. */
+  largestFreeBlock(): number {
+    return Math.max(this.small.blocks.largest(), this.large.blocks.largest());
+  }
+
+  /** The cached free blocks of both pools, in each pool's (stream, size, address) order. */
+  freeBlocks(): Block[] {
+    return [...this.small.blocks.toArray(), ...this.large.blocks.toArray()];
+  }
+
+  /** The segments as memory_snapshot() reports them (each mapped range of an expandable segment on
+   * its own), in address order. */
+  segmentsByAddress(): SegmentView[] {
+    const views: SegmentView[] = [];
+    for (const segment of this.segments.values()) {
+      const { stream, small, expandable } = segment;
+      for (let b: Block | null = segment.head; b; ) {
+        if (!b.mapped) {
+          b = b.next;
+          continue;
+        }
+        const head = b;
+        let size = 0;
+        for (; b && b.mapped; b = b.next) size += b.size;
+        views.push({ addr: head.addr, size, stream, small, expandable, head, segment });
+      }
+    }
+    return views.sort((a, b) => a.addr - b.addr);
+  }
+
+  // ---------------------------------------------------------------- block lists
+  // The segment's doubly linked blocks and the pools' free sets.
+
+  private poolOf(small: boolean): BlockPool {
+    return small ? this.small : this.large;
+  }
+
+  /** A fresh block (one merged away earlier, if any: saves a GC-heavy allocation). */
+  private newBlock(addr: number, size: number, stream: number, small: boolean, segment: Segment): Block {
+    const block = this.spareBlocks.pop() ?? new Block(0, 0, 0, small, null);
+    block.reset(addr, size, stream, small, segment);
+    return block;
+  }
+
+  /** Links `block` into its segment's list just before `after`. */
+  private linkBefore(block: Block, after: Block): void {
+    block.prev = after.prev;
+    if (block.prev) block.prev.next = block;
+    else block.segment.head = block;
+    block.next = after;
+    after.prev = block;
+  }
+
+  /** Links `block` into its segment's list just after `before`. */
+  private linkAfter(block: Block, before: Block): void {
+    block.next = before.next;
+    if (block.next) block.next.prev = block;
+    block.prev = before;
+    before.next = block;
+  }
+
+  private insertFree(pool: BlockPool, block: Block): void {
+    block.gcCountBase = pool.freeBlockCalls;
+    pool.blocks.insert(block);
+  }
+
+  private countNewInactiveSplit(block: Block): void {
+    this.stats.increase(Stat.inactive_split_bytes, block.small, block.size);
+    this.stats.increase(Stat.inactive_split, block.small, 1);
+  }
+
+  // ---------------------------------------------------------------- splitscope only
+  // State from before a trace began, adopted without recording events.
+
+  /** Puts a segment that existed before the model started (a trace that begins mid-run). */
+  adoptSegment(addr: number, size: number, stream: number, small: boolean): Segment {
+    // It was cudaMalloc'd by the same run, before the trace began: counted as a device alloc.
+    const block = this.newSegment(addr, size, stream, small);
+    this.poolOf(small).blocks.insert(block);
+    return block.segment;
+  }
+
+  /** expandable_segments: a segment reserved at `base` before the model started, nothing mapped yet. */
+  adoptExpandableSegment(base: number, stream: number, small: boolean): Segment {
+    return this.reserveSegment(this.poolOf(small), stream, base).segment;
+  }
+
+  /** Pages [addr, addr + size) of an adopted expandable segment, mapped before the model started: free. */
+  adoptMapping(addr: number, size: number): void {
+    const segment = this.segmentContaining(addr);
+    const block = segment ? blockAt(segment, addr) : null;
+    if (!segment?.expandable || !block || block.mapped || addr + size > block.addr + block.size) {
+      throw new Error(`address range ${addr}+${size} is not inside an unmapped part of an expandable segment`);
+    }
+    const pool = this.poolOf(segment.small);
+    if (block.addr < addr) {
+      // The unmapped part below stays unmapped.
+      pool.unmapped.delete(block);
+      const below = this.newBlock(block.addr, addr - block.addr, block.stream, block.small, segment);
+      below.mapped = false;
+      this.linkBefore(below, block);
+      block.addr = addr;
+      block.size -= below.size;
+      pool.unmapped.insert(below);
+      pool.unmapped.insert(block);
+    }
+    this.mapBlock(pool, block, size);
+  }
+
+  /**
+   * Marks [addr, addr + size) of an adopted segment allocated, as if a request of `requested`
+   * bytes had taken it before the trace began. The range must lie inside one free block.
+   */
+  adoptAllocation(addr: number, size: number, requested: number, tag: number): Block {
+    const segment = this.segmentContaining(addr);
+    if (!segment) throw new Error(`no segment holds address ${addr}`);
+    const block = blockAt(segment, addr);
+    if (!block || block.allocated || !block.mapped || addr + size > block.addr + block.size) {
+      throw new Error(`address range ${addr}+${size} is not inside one free block`);
+    }
+    const pool = this.poolOf(segment.small);
+    pool.blocks.delete(block);
+    // Carve off a free block before the range, then let allocFoundBlock split off the rest.
+    if (block.addr < addr) {
+      const before = this.newBlock(block.addr, addr - block.addr, block.stream, block.small, segment);
+      this.linkBefore(before, block);
+      block.addr = addr;
+      block.size -= before.size;
+      pool.blocks.insert(before);
+      if (!segment.expandable) this.countNewInactiveSplit(before);
+    }
+    const split = block.size > size;
+    return this.allocFoundBlock(pool, block, false, size, requested, block.stream, tag, split);
+  }
+
+  private segmentContaining(addr: number): Segment | undefined {
+    for (const segment of this.segments.values()) {
+      if (segment.addr <= addr && addr < segment.addr + segment.size) return segment;
+    }
+    return undefined;
   }
 }
 
