@@ -592,7 +592,7 @@ export class CachingAllocator {
         deviceTotal: this.deviceTotal,
         deviceFree,
         processBytes: this.reserved + this.otherDeviceBytes,
-        allowed,
+        ...(allowed !== undefined ? { allowed } : {}),
         allocated,
         reserved: this.reserved,
       }),

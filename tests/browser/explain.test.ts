@@ -65,7 +65,8 @@ test('the tuning guide ranks settings by what they do on this run, with the CLI 
   // Best first: what helps, then by OOMs and peak reserved memory.
   const helping = guide.items.filter((i) => i.helps);
   for (let i = 1; i < helping.length; i++) {
-    expect(helping[i - 1]!.row['reserved_bytes.all.peak'] <= helping[i]!.row['reserved_bytes.all.peak'] || helping[i - 1]!.row.num_ooms < helping[i]!.row.num_ooms).toBe(true);
+    const [before, after] = [helping[i - 1]!, helping[i]!];
+    expect(before.row['reserved_bytes.all.peak']! <= after.row['reserved_bytes.all.peak']! || before.row.num_ooms! < after.row.num_ooms!).toBe(true);
   }
   expect(await session.page.locator('.guide .verdict').textContent()).toMatch(/^Try |^Nothing here beats/);
   await session.page.locator('.guide').screenshot({ path: `${shots}/tuning-guide.png` });

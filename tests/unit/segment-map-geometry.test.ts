@@ -192,7 +192,7 @@ describe('level of detail', () => {
         blocks++;
         expect(left).toBeCloseTo(x, 0); // contiguous, no overlap
         x = left + f[o + 2]!;
-        covered[seg] += f[o + 2]!;
+        covered[seg] = covered[seg]! + f[o + 2]!;
       }
       expect(seg).toBe(ns - 1);
       for (let s = 0; s < ns; s++) expect(covered[s]).toBe(layout.segmentSize[s]);
