@@ -1,31 +1,17 @@
-// Snapshot files in and out: bytes (gzip or not; pickle or JSON) -> a checked Snapshot, and
-// back. Runs unchanged in Node, a Web Worker and the page, so gzip goes through fflate only.
-// The checks are hand-written loops rather than a schema library: a snapshot can hold a
-// million trace entries and checking them must cost a small fraction of the parse.
-
-import { ACTION_NAMES, actionCode } from '../../allocator/trace-action';
-import { concatBytes } from '../../lib/concat-bytes';
-import { believedGzipSize, gzipClaimedSize } from '../../lib/gzip-trailer';
-import { Gunzip, gunzipSync } from 'fflate';
+// Snapshot files in and out: bytes (gzip or not; pickle or JSON) -> a checked Snapshot
+// (snapshot-checks.ts), and back. Runs unchanged in Node, a Web Worker and the page, so gzip goes
+// through fflate unless the caller brings a faster inflater (gunzip.ts).
 import { ImportError } from '../../lib/import-error';
 import { readPickle, type ReadPickleOptions } from '../pickle/pickle-reader';
-import { FastPathUnusable } from '../pickle/pickle-fast-path';
-import { TraceRows, type RowRun } from './trace-rows';
 import { tuple, unsharedItems, writePickle, type PickleWritable } from '../pickle/pickle-writer';
-import { SNAPSHOT_WORDS } from './snapshot';
-import type {
-  AllocatorSettings,
-  BlockState,
-  Snapshot,
-  SnapshotSegment,
-  TraceEntry,
-} from './snapshot';
-import {
-  sliceColumns,
-  TraceColumnsBuilder,
-  traceColumnsFromEntries,
-  type TraceColumns,
-} from './trace-columns';
+import { formatBytes, gunzipBounded, isGzip, platformGunzip, tooLarge, type PlatformGunzip } from './gunzip';
+import { SNAPSHOT_WORDS, type Snapshot, type TraceEntry } from './snapshot';
+import { checkSnapshot, NOT_A_SNAPSHOT, type SnapshotForReplay } from './snapshot-checks';
+import { traceColumnsFromEntries } from './trace-columns';
+import { TraceRows } from './trace-rows';
+
+export type { SnapshotForReplay } from './snapshot-checks';
+export { toSnapshot } from './snapshot-checks';
 
 export interface DecodeSnapshotOptions {
   /** Called with 0..1 as the file is decompressed, parsed and checked. */
@@ -36,106 +22,14 @@ export interface DecodeSnapshotOptions {
    * A faster platform inflater (Node's zlib in the CLI) used instead of fflate. It must stop at
    * `maxBytes` of output by throwing; any error it throws is reported as damaged or too large data.
    */
-  gunzip?: (gz: Uint8Array, maxBytes: number) => Uint8Array;
+  gunzip?: PlatformGunzip;
 }
 
 export type SnapshotFormat = 'pickle' | 'json';
 
 export const DEFAULT_MAX_SNAPSHOT_BYTES = 2 * 1024 ** 3;
 
-const NOT_A_SNAPSHOT =
-  'This is not a PyTorch memory snapshot: expected a pickle from ' +
-  'torch.cuda.memory._dump_snapshot, gzip-compressed or not, or the same structure as JSON.';
-
 // ---------------------------------------------------------------- bytes -> value
-
-function formatBytes(n: number): string {
-  return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`;
-}
-
-/** `what` completes "The snapshot is too large: ...", e.g. "it is 3.1 GiB". */
-function tooLarge(what: string, maxBytes: number): ImportError {
-  return new ImportError(
-    'too-large',
-    `The snapshot is too large: ${what}, over the ${formatBytes(maxBytes)} limit. ` +
-      `Record a shorter trace (a smaller max_entries in _record_memory_history) and open that.`,
-  );
-}
-
-function gzipError(e: unknown): ImportError {
-  const code = (e as { code?: unknown }).code;
-  const what = e instanceof Error ? e.message : String(e);
-  if (code === 0) {
-    return new ImportError(
-      'truncated',
-      'The gzip data is truncated: the file was cut off. Re-download or re-compress it.',
-    );
-  }
-  return new ImportError(
-    'bad-gzip',
-    `The file starts like gzip but its compressed data is damaged (${what}). ` +
-      `Re-download it, or open the uncompressed pickle.`,
-  );
-}
-
-/**
- * gunzip with a bound on the output. The ISIZE trailer (size mod 2^32) is only a claim: when it
- * is plausible, fflate inflates straight into a buffer of that size plus one byte, and a
- * full buffer shows the claim was false. Otherwise, or then, the data is inflated in slices
- * small enough that the output cannot pass the limit by more than about a MiB before the
- * running total stops it (deflate expands at most 1032:1).
- */
-function gunzipBounded(gz: Uint8Array, maxBytes: number, progress: (f: number) => void): Uint8Array {
-  const n = gz.length;
-  if (gzipClaimedSize(gz) === null) throw gzipError(Object.assign(new Error('too short'), { code: 0 }));
-  const claimed = believedGzipSize(gz, maxBytes);
-  // A claim is not proof: a cut-off file ends in compressed bytes, not a trailer.
-  if (claimed !== null) {
-    let out: Uint8Array | undefined;
-    try {
-      out = gunzipSync(gz, { out: new Uint8Array(claimed + 1) });
-    } catch {
-      out = undefined; // the sliced path below reports the error precisely
-    }
-    if (out !== undefined && out.length === claimed) return out;
-  }
-
-  const chunks: Uint8Array[] = [];
-  let total = 0;
-  const inflater = new Gunzip((chunk) => {
-    total += chunk.length;
-    if (total > maxBytes) throw tooLarge(`it decompresses to more than ${formatBytes(maxBytes)}`, maxBytes);
-    if (chunk.length > 0) chunks.push(chunk);
-  });
-  try {
-    let pos = 0;
-    while (pos < n) {
-      const room = maxBytes - total;
-      const step = Math.max(1024, Math.min(1 << 20, Math.floor(room / 1032)));
-      const end = Math.min(n, pos + step);
-      inflater.push(gz.subarray(pos, end), end === n);
-      pos = end;
-      progress(pos / n);
-    }
-  } catch (e) {
-    if (e instanceof ImportError) throw e;
-    throw gzipError(e);
-  }
-  return concatBytes(chunks, total);
-}
-
-function platformGunzip(gunzip: NonNullable<DecodeSnapshotOptions['gunzip']>, gz: Uint8Array, maxBytes: number): Uint8Array {
-  try {
-    return gunzip(gz, maxBytes);
-  } catch (e) {
-    if (e instanceof ImportError) throw e;
-    if (e instanceof RangeError || /ERR_BUFFER_TOO_LARGE/.test(String((e as { code?: unknown }).code))) {
-      throw tooLarge(`it decompresses to more than ${formatBytes(maxBytes)}`, maxBytes);
-    }
-    // Name the damage the way the portable path does (truncation included).
-    return gunzipBounded(gz, maxBytes, () => {});
-  }
-}
 
 function firstNonSpace(b: Uint8Array): number {
   let i = 0;
@@ -179,315 +73,6 @@ function parseJson(data: Uint8Array): unknown {
   }
 }
 
-// ---------------------------------------------------------------- value -> Snapshot
-
-function isAction(a: unknown): boolean {
-  return actionCode(a) >= 0;
-}
-const BLOCK_STATES: ReadonlySet<string> = new Set<BlockState>([
-  'active_allocated', 'active_pending_free', 'inactive',
-]);
-const SMALL_SEGMENT = 2 * 1024 * 1024;
-
-type Dict = Record<string, unknown>;
-
-function isDict(v: unknown): v is Dict {
-  return typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
-}
-
-function describe(v: unknown): string {
-  if (v === undefined) return 'nothing (the key is missing)';
-  if (v === null) return 'None';
-  if (typeof v === 'string') return `string ${JSON.stringify(v.length > 40 ? v.slice(0, 40) + '...' : v)}`;
-  if (typeof v === 'number') return Number.isFinite(v) ? `number ${v}` : `${v}`;
-  if (typeof v === 'bigint') return `integer ${v}`;
-  if (typeof v === 'boolean') return v ? 'True' : 'False';
-  if (Array.isArray(v)) return `a list of ${v.length}`;
-  if (v instanceof Uint8Array) return 'bytes';
-  return 'a dict';
-}
-
-function bad(path: string, expected: string, got: unknown): never {
-  if (typeof got === 'bigint' && expected.includes('integer')) {
-    throw new ImportError(
-      'bad-shape',
-      `Not a valid memory snapshot: ${path} is ${got}, beyond 2^53; splitscope does not support ` +
-        `addresses or sizes that large (real CUDA addresses fit).`,
-    );
-  }
-  throw new ImportError(
-    'bad-shape',
-    `Not a valid memory snapshot: ${path} should be ${expected}, got ${describe(got)}. ` +
-      `Open a file written by torch.cuda.memory._dump_snapshot, or fix that field.`,
-  );
-}
-
-function isInt(v: unknown): v is number {
-  return typeof v === 'number' && Number.isInteger(v);
-}
-
-/** An integer field, or `fallback` when it is missing and a fallback is allowed. */
-function intField(o: Dict, key: string, path: () => string, fallback?: number): number {
-  const v = o[key];
-  if (isInt(v)) return v;
-  if (v === undefined && fallback !== undefined) {
-    o[key] = fallback;
-    return fallback;
-  }
-  return bad(`${path()}.${key}`, 'an integer', v);
-}
-
-/** Checks a frame list; `path` is only called to word an error. */
-function checkFrames(v: unknown, path: () => string): void {
-  if (!Array.isArray(v)) bad(path(), 'a list of frames', v);
-  for (let i = 0; i < v.length; i++) {
-    const f = v[i] as Dict;
-    if (!isDict(f)) bad(`${path()}[${i}]`, 'a frame dict', f);
-    if (typeof f.name !== 'string') bad(`${path()}[${i}].name`, 'a string', f.name);
-    if (typeof f.filename !== 'string') bad(`${path()}[${i}].filename`, 'a string', f.filename);
-    if (!isInt(f.line)) bad(`${path()}[${i}].line`, 'an integer', f.line);
-  }
-}
-
-// The per-entry checks make no closures or strings unless something is wrong: they run
-// once per trace entry, up to millions of times.
-function checkTrace(list: unknown, d: number, seen: Set<unknown>): TraceEntry[] {
-  if (!Array.isArray(list)) bad(`device_traces[${d}]`, 'a list of trace entries', list);
-  let lastFrames: unknown;
-  for (let i = 0; i < list.length; i++) lastFrames = checkTraceEntry(list[i], d, i, seen, lastFrames);
-  return list as TraceEntry[];
-}
-
-/**
- * A device trace as columns: its dict entries, checked here, with the runs of rows the reader
- * recorded for this list put in their places (see TraceRows).
- */
-function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowCursor): TraceColumns {
-  if (!Array.isArray(list)) bad(`device_traces[${d}]`, 'a list of trace entries', list);
-  const { runs, columns: from } = rows;
-  let k = rows.nextRun;
-  // Runs come in reading order: this list's must be next (a list that appears twice has none left).
-  if (rows.lists.has(list) && runs[k]?.list !== list) throw new FastPathUnusable();
-  const mine = (at: number): boolean => k < runs.length && runs[k]!.list === list && runs[k]!.at === at;
-  if (list.length === 0 && mine(0) && !(k + 1 < runs.length && runs[k + 1]!.list === list)) {
-    // The usual case: one run, no dicts: the rows as they are, no copy.
-    const start = rows.next;
-    rows.next += runs[k]!.count;
-    rows.nextRun = k + 1;
-    return sliceColumns(from, start, rows.next);
-  }
-  let rowCount = 0;
-  for (let j = k; j < runs.length && runs[j]!.list === list; j++) rowCount += runs[j]!.count;
-  const out = new TraceColumnsBuilder(list.length + rowCount);
-  const takeRuns = (at: number): void => {
-    for (; mine(at); k++) {
-      out.pushRows(from, rows.next, runs[k]!.count);
-      rows.next += runs[k]!.count;
-    }
-  };
-  let lastFrames: unknown;
-  for (let i = 0; i < list.length; i++) {
-    takeRuns(i);
-    const e = list[i];
-    lastFrames = checkTraceEntry(e, d, i, seen, lastFrames);
-    const t = e as TraceEntry;
-    out.push(actionCode(t.action), t.addr, t.size, t.stream);
-  }
-  takeRuns(list.length);
-  rows.nextRun = k;
-  return out;
-}
-
-interface RowCursor {
-  columns: TraceColumns;
-  runs: readonly RowRun[];
-  /** The lists that received runs. */
-  lists: ReadonlySet<unknown>;
-  /** The next row and run to take. */
-  next: number;
-  nextRun: number;
-}
-
-/** Checks one entry in place; returns its frame list (a repeat of the last one is not checked again). */
-function checkTraceEntry(entry: unknown, d: number, i: number, seen: Set<unknown>, lastFrames: unknown): unknown {
-  const at = (i: number, key: string): string => `device_traces[${d}][${i}]${key}`;
-  const e = entry as Dict;
-  if (!isDict(e)) bad(at(i, ''), 'a trace entry dict', e);
-  const action = e.action;
-  if (!isAction(action)) {
-    bad(at(i, '.action'), `one of ${ACTION_NAMES.join(', ')}`, action);
-  }
-  if (!isInt(e.addr)) {
-    // PyTorch writes device_free instead of addr on an oom.
-    if (action === 'oom' && e.addr === undefined) e.addr = 0;
-    else bad(at(i, '.addr'), 'an integer', e.addr);
-  }
-  if (!isInt(e.size)) bad(at(i, '.size'), 'an integer', e.size);
-  if (!isInt(e.stream)) {
-    if (e.stream === undefined) e.stream = 0;
-    else bad(at(i, '.stream'), 'an integer', e.stream);
-  }
-  const t = e.time_us;
-  if (t !== undefined && typeof t !== 'number') {
-    if (typeof t === 'bigint') e.time_us = Number(t);
-    else bad(at(i, '.time_us'), 'a number', t);
-  }
-  if (e.device_free !== undefined && !isInt(e.device_free)) {
-    bad(at(i, '.device_free'), 'an integer', e.device_free);
-  }
-  const frames = e.frames;
-  if (frames !== undefined && frames !== lastFrames) {
-    // Entries share frame lists. A short list is cheaper to check again than to look up;
-    // a long one is checked once, so shared lists cannot multiply the work.
-    if (!Array.isArray(frames) || frames.length <= 32) checkFrames(frames, () => at(i, '.frames'));
-    else if (!seen.has(frames)) {
-      checkFrames(frames, () => at(i, '.frames'));
-      seen.add(frames);
-    }
-  }
-  if (e.compile_context !== undefined && typeof e.compile_context !== 'string') {
-    bad(at(i, '.compile_context'), 'a string', e.compile_context);
-  }
-  if (e.user_metadata !== undefined && typeof e.user_metadata !== 'string') {
-    bad(at(i, '.user_metadata'), 'a string', e.user_metadata);
-  }
-  return frames ?? lastFrames;
-}
-
-function checkSegment(s: unknown, i: number): SnapshotSegment {
-  const path = (): string => `segments[${i}]`;
-  if (!isDict(s)) bad(path(), 'a segment dict', s);
-  const address = intField(s, 'address', path);
-  const total = intField(s, 'total_size', path);
-  intField(s, 'device', path, 0);
-  intField(s, 'stream', path, 0);
-  const blocks = s.blocks;
-  if (!Array.isArray(blocks)) bad(`${path()}.blocks`, 'a list of blocks', blocks);
-  // Older PyTorch versions leave out some block and segment fields; fill them the way
-  // memory_viz does (block addresses run on from the segment's address).
-  let next = address;
-  let allocated = 0;
-  let active = 0;
-  let requested = 0;
-  for (let j = 0; j < blocks.length; j++) {
-    const b = blocks[j] as Dict;
-    const bpath = (): string => `${path()}.blocks[${j}]`;
-    if (!isDict(b)) bad(bpath(), 'a block dict', b);
-    const size = intField(b, 'size', bpath);
-    const at = intField(b, 'address', bpath, next);
-    const req = intField(b, 'requested_size', bpath, size);
-    const state = b.state;
-    if (typeof state !== 'string' || !BLOCK_STATES.has(state)) {
-      bad(`${bpath()}.state`, `one of ${[...BLOCK_STATES].join(', ')}`, state);
-    }
-    if (b.frames !== undefined) checkFrames(b.frames, () => `${bpath()}.frames`);
-    if (state !== 'inactive') active += size;
-    if (state === 'active_allocated') {
-      allocated += size;
-      requested += req;
-    }
-    next = at + size;
-  }
-  intField(s, 'allocated_size', path, allocated);
-  intField(s, 'active_size', path, active);
-  intField(s, 'requested_size', path, requested);
-  const type = s.segment_type;
-  if (type === undefined) s.segment_type = total === SMALL_SEGMENT ? 'small' : 'large';
-  else if (type !== 'large' && type !== 'small') bad(`${path()}.segment_type`, "'large' or 'small'", type);
-  const pool = s.segment_pool_id;
-  if (pool !== undefined && !(Array.isArray(pool) && pool.length === 2 && isInt(pool[0]) && isInt(pool[1]))) {
-    bad(`${path()}.segment_pool_id`, 'a pair of integers', pool);
-  }
-  const expandable = s.is_expandable;
-  if (expandable === undefined) s.is_expandable = false;
-  else if (typeof expandable !== 'boolean') bad(`${path()}.is_expandable`, 'True or False', expandable);
-  if (s.frames !== undefined) checkFrames(s.frames, () => `${path()}.frames`);
-  return s as unknown as SnapshotSegment;
-}
-
-function checkSettings(v: unknown): AllocatorSettings {
-  if (!isDict(v)) bad('allocator_settings', 'a dict', v);
-  const num = (k: string): void => {
-    if (v[k] !== undefined && typeof v[k] !== 'number') bad(`allocator_settings.${k}`, 'a number', v[k]);
-  };
-  num('max_split_size');
-  num('garbage_collection_threshold');
-  if (v.expandable_segments !== undefined && typeof v.expandable_segments !== 'boolean') {
-    bad('allocator_settings.expandable_segments', 'True or False', v.expandable_segments);
-  }
-  if (v.PYTORCH_CUDA_ALLOC_CONF !== undefined && typeof v.PYTORCH_CUDA_ALLOC_CONF !== 'string') {
-    bad('allocator_settings.PYTORCH_CUDA_ALLOC_CONF', 'a string', v.PYTORCH_CUDA_ALLOC_CONF);
-  }
-  const r = v.roundup_power2_divisions;
-  if (r !== undefined) {
-    if (!isDict(r)) bad('allocator_settings.roundup_power2_divisions', 'a dict', r);
-    for (const k in r) if (!isInt(r[k])) bad(`allocator_settings.roundup_power2_divisions[${k}]`, 'an integer', r[k]);
-  }
-  return v as AllocatorSettings;
-}
-
-/**
- * Checks a parsed pickle or JSON value against the Snapshot shape, in place: fields older
- * PyTorch versions omit are filled in, and an 'oom' entry gets addr 0. A top-level list is
- * read as the segment list that torch.cuda.memory_snapshot() returns.
- */
-export function toSnapshot(raw: unknown): Snapshot {
-  return checkSnapshot(raw, undefined).snapshot;
-}
-
-/** toSnapshot, and with `rows` the device traces as columns (device_traces then left empty). */
-function checkSnapshot(raw: unknown, rows: TraceRows | undefined): SnapshotForReplay {
-  let top: Dict;
-  if (Array.isArray(raw)) top = { segments: raw, device_traces: [] };
-  else if (isDict(raw) && Array.isArray(raw.segments)) top = raw;
-  else if (isDict(raw)) {
-    const keys = Object.keys(raw).slice(0, 8).map((k) => `'${k}'`).join(', ');
-    throw new ImportError(
-      'not-a-snapshot',
-      `${NOT_A_SNAPSHOT} This file holds a dict with ${keys ? `keys ${keys}` : 'no keys'} but no ` +
-        `'segments' list.`,
-    );
-  } else {
-    throw new ImportError('not-a-snapshot', `${NOT_A_SNAPSHOT} This file holds ${describe(raw)}.`);
-  }
-
-  const seen = new Set<unknown>();
-  const segmentsIn = top.segments as unknown[];
-  const segments: SnapshotSegment[] = [];
-  for (let i = 0; i < segmentsIn.length; i++) segments.push(checkSegment(segmentsIn[i], i));
-
-  const tracesIn = top.device_traces;
-  const device_traces: TraceEntry[][] = [];
-  const traces: TraceColumns[] = [];
-  if (tracesIn !== undefined && tracesIn !== null) {
-    if (!Array.isArray(tracesIn)) bad('device_traces', 'a list with one list per device', tracesIn);
-    if (rows) {
-      const lists = new Set(rows.runs.map((r) => r.list));
-      const cursor: RowCursor = { columns: rows.columns, runs: rows.runs, lists, next: 0, nextRun: 0 };
-      for (let d = 0; d < tracesIn.length; d++) {
-        traces.push(traceColumnsOf(tracesIn[d], d, seen, cursor));
-        device_traces.push([]);
-      }
-      // Every row went into a device trace, and nowhere else.
-      if (cursor.next !== rows.columns.length || cursor.nextRun !== rows.runs.length) throw new FastPathUnusable();
-    } else {
-      for (let d = 0; d < tracesIn.length; d++) device_traces.push(checkTrace(tracesIn[d], d, seen));
-    }
-  }
-  if (rows && rows.columns.length > 0 && traces.length === 0) throw new FastPathUnusable();
-
-  const snapshot: Snapshot = { segments, device_traces };
-  if (top.allocator_settings !== undefined && top.allocator_settings !== null) {
-    snapshot.allocator_settings = checkSettings(top.allocator_settings);
-  }
-  const ann = top.external_annotations;
-  if (ann !== undefined && ann !== null) {
-    if (!Array.isArray(ann)) bad('external_annotations', 'a list', ann);
-    snapshot.external_annotations = ann;
-  }
-  return { snapshot, traces };
-}
-
 /**
  * Reads a snapshot file: a pickle from torch.cuda.memory._dump_snapshot (any protocol),
  * or the same structure as JSON, either one gzip-compressed or not.
@@ -497,13 +82,6 @@ export function decodeSnapshotFile(bytes: Uint8Array, options: DecodeSnapshotOpt
   return decode(bytes, options, false).snapshot;
 }
 
-/** A snapshot with its device traces as columns, all a replay reads. */
-export interface SnapshotForReplay {
-  /** device_traces may be left as empty lists: `traces` holds them. */
-  snapshot: Snapshot;
-  /** One per device, as device_traces. */
-  traces: TraceColumns[];
-}
 
 /**
  * decodeSnapshotFile for a replay that needs no stack frames or times (the CLI's replay and sweep):
@@ -522,7 +100,7 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
 
   let data = bytes;
   let start = 0; // where parsing begins on the overall 0..1 scale
-  if (bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b) {
+  if (isGzip(bytes)) {
     start = 0.3;
     data = options.gunzip
       ? platformGunzip(options.gunzip, bytes, maxBytes)

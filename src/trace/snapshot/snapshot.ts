@@ -25,13 +25,14 @@ export interface TraceEntry {
   user_metadata?: string;
 }
 
-export type BlockState = 'active_allocated' | 'active_pending_free' | 'inactive';
+/** A block's state in a snapshot file (the segment map's BlockState, trace/measures, is the view's). */
+export type SnapshotBlockState = 'active_allocated' | 'active_pending_free' | 'inactive';
 
 export interface SnapshotBlock {
   address: number;
   size: number;
   requested_size: number;
-  state: BlockState;
+  state: SnapshotBlockState;
   frames?: Frame[];
 }
 
