@@ -45,7 +45,8 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument('--source', required=True)
     p.add_argument('--source1', help='a second source, replayed on cuda:1 interleaved with the first')
-    p.add_argument('--cap', type=int, required=True, help='bytes, through set_per_process_memory_fraction')
+    p.add_argument('--cap', type=int, required=True,
+                   help='bytes, through set_per_process_memory_fraction; 0: no call (a per_process_memory_fraction key sets it)')
     p.add_argument('--empty-cache-after', default='', help='request indices, comma separated')
     p.add_argument('--streams', type=int, default=1, help='1, or 2: request ids alternate between two streams')
     p.add_argument('--out', required=True)
@@ -58,9 +59,13 @@ def main():
     allowed = {}
     for dev, _ in sources:
         total = torch.cuda.get_device_properties(dev).total_memory
-        fraction = a.cap / total
-        torch.cuda.set_per_process_memory_fraction(fraction, dev)
-        allowed[dev] = int(fraction * total)
+        if a.cap > 0:
+            fraction = a.cap / total
+            torch.cuda.set_per_process_memory_fraction(fraction, dev)
+        else:
+            torch.cuda.init()  # the allocator reads its config (a per_process_memory_fraction key) now
+            fraction = torch.cuda.memory.get_per_process_memory_fraction(dev)
+        allowed[dev] = int(fraction * total) if fraction < 1 else None
         with torch.cuda.device(dev):
             torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks='python')
     streams = [torch.cuda.current_stream(0)] + [torch.cuda.Stream(0) for _ in range(a.streams - 1)]

@@ -12,6 +12,8 @@ export class Segment {
     public head: Block,
     /** expandable_segments: the granularity of its mappings (2 MiB small pool, 20 MiB large); 0 otherwise. */
     readonly pageSize = 0,
+    /** The pool it belongs to: 0 the default pools, else a private pool (a CUDA graph's, a MemPool). */
+    readonly pool = 0,
   ) {}
 
   get expandable(): boolean {
@@ -25,6 +27,9 @@ export class Block {
   tag = -1;
   requestedSize = 0;
   allocated = false;
+  /** Freed by the program while another stream still uses it (record_stream): still allocated to the
+   * allocator, reported as active_pending_free, until the free completes. */
+  pending = false;
   /** Backed by physical pages: always, except the unmapped stretches of an expandable segment. */
   mapped = true;
   prev: Block | null = null;
@@ -54,6 +59,7 @@ export class Block {
     this.tag = -1;
     this.requestedSize = 0;
     this.allocated = false;
+    this.pending = false;
     this.mapped = true;
     this.prev = null;
     this.next = null;

@@ -31,6 +31,8 @@ export interface AllocatorOptions {
   sink?: TraceSink;
   /** Another ordered-set implementation, for benchmarks that compare them. */
   freeBlockSet?: () => OrderedFreeBlocks;
+  /** Frees may be deferred (record_stream): active* stats are then counted on their own. */
+  deferredFrees?: boolean;
 }
 
 export interface OomInfo {
@@ -53,14 +55,24 @@ class BlockPool {
   constructor(
     readonly small: boolean,
     readonly blocks: OrderedFreeBlocks,
+    /** 0: the default pools; else the private pool (PrivatePool) it belongs to. */
+    readonly pool = 0,
   ) {}
+}
+
+/** A private pool (CUDA graphs, MemPool): its own small and large block pools (PyTorch's PrivatePool). */
+interface PrivatePool {
+  small: BlockPool;
+  large: BlockPool;
+  /** Its graph was released (releasePool): release_cached_blocks may free its whole free segments. */
+  freeable: boolean;
 }
 
 const NO_SINK: TraceSink = { record() {} };
 
 export class CachingAllocator {
   readonly config: AllocatorConfig;
-  readonly stats = new AllocatorStats();
+  readonly stats: AllocatorStats;
   /** Live segments by address. */
   readonly segments = new Map<number, Segment>();
   lastOom: OomInfo | null = null;
@@ -82,6 +94,12 @@ export class CachingAllocator {
   private expandableCount = 0;
   /** Mapping pages fails beyond this (cuMemCreate finds no memory): the device, when it is the cap. */
   private readonly physicalLimit: number;
+  /** Private pools by index (1, 2, ...; 0 is the default pools). */
+  private readonly privatePools: PrivatePool[] = [];
+  private readonly makeFreeSet: () => OrderedFreeBlocks;
+  /** Blocks freed by the program that other streams still use, in the order they were freed. */
+  private readonly pendingBlocks: Block[] = [];
+  private readonly countActive: boolean;
   /** Blocks merged away, reused by later splits. */
   private readonly spareBlocks: Block[] = [];
   /** total_allocated_memory: bytes held in segments. */
@@ -96,7 +114,10 @@ export class CachingAllocator {
       );
     }
     this.config = config;
+    this.stats = new AllocatorStats(options.deferredFrees ?? false);
+    this.countActive = options.deferredFrees ?? false;
     const makeSet = options.freeBlockSet ?? (() => new FreeBlockSet());
+    this.makeFreeSet = makeSet;
     this.small = new BlockPool(true, makeSet());
     this.large = new BlockPool(false, makeSet());
     this.placement = options.placement;
@@ -116,20 +137,23 @@ export class CachingAllocator {
   // A cached block (get_free_block), else the cache-miss path (gc, alloc_block, release and retry,
   // OOM), then the split (alloc_found_block).
 
-  /** Allocates `size` bytes on `stream`; null on OOM (then lastOom says why). `tag` labels the block. */
-  malloc(size: number, stream: number, tag = -1): Block | null {
+  /**
+   * Allocates `size` bytes on `stream`; null on OOM (then lastOom says why). `tag` labels the block.
+   * `pool`: a private pool's index (get_pool picks it while a CUDA graph captures), 0 the default pools.
+   */
+  malloc(size: number, stream: number, tag = -1, pool = 0): Block | null {
     // Without roundup_power2_divisions every request rounds to a multiple of 512 (the common case).
     const rounded = this.plainRounding
       ? size < MIN_BLOCK_SIZE
         ? MIN_BLOCK_SIZE
         : Math.ceil(size / MIN_BLOCK_SIZE) * MIN_BLOCK_SIZE
       : roundSize(size, this.config);
-    const pool = isSmallSize(rounded) ? this.small : this.large;
+    const blockPool = pool === 0 ? (isSmallSize(rounded) ? this.small : this.large) : this.blockPool(pool, isSmallSize(rounded));
 
-    const cached = this.getFreeBlock(pool, rounded, stream);
-    if (cached) return this.allocFoundBlock(pool, cached, true, rounded, size, stream, tag);
-    const block = this.blockFromNewSegment(pool, rounded, stream);
-    return block ? this.allocFoundBlock(pool, block, false, rounded, size, stream, tag) : null;
+    const cached = this.getFreeBlock(blockPool, rounded, stream);
+    if (cached) return this.allocFoundBlock(blockPool, cached, true, rounded, size, stream, tag);
+    const block = this.blockFromNewSegment(blockPool, rounded, stream);
+    return block ? this.allocFoundBlock(blockPool, block, false, rounded, size, stream, tag) : null;
   }
 
   private getFreeBlock(pool: BlockPool, size: number, stream: number): Block | null {
@@ -171,18 +195,19 @@ export class CachingAllocator {
 
   /** The cache-miss path: gc, cudaMalloc, free oversize blocks and retry, free all and retry, OOM. */
   private blockFromNewSegment(pool: BlockPool, rounded: number, stream: number): Block | null {
-    const segmentSize = segmentSizeFor(rounded);
+    const segmentSize = segmentSizeFor(rounded, this.config.largeSegmentSize);
     if (this.gcEnabled) this.garbageCollect();
     let block =
       this.allocSegment(pool, rounded, segmentSize, stream, false) ??
       (this.releaseAvailableCachedBlocks(pool, rounded, stream)
         ? this.allocSegment(pool, rounded, segmentSize, stream, false)
         : null);
-    if (!block) {
+    // While a CUDA graph captures (its private pool is asked), nothing may be freed: no full release.
+    if (!block && pool.pool === 0) {
       this.releaseCachedBlocks();
       block = this.allocSegment(pool, rounded, segmentSize, stream, true);
     }
-    if (!block) this.recordOom(rounded, segmentSize, stream);
+    if (!block) this.recordOom(pool, rounded, segmentSize, stream);
     return block;
   }
 
@@ -197,15 +222,16 @@ export class CachingAllocator {
     if (capped && this.reserved + size > this.capacity!.bytes) return null;
     if (this.expandable) return this.allocExpandable(pool, rounded, stream);
     const addr = this.placement.place(size);
-    const block = this.newSegment(addr, size, stream, pool.small);
+    const block = this.newSegment(addr, size, stream, pool);
     this.sink.record(Action.segment_alloc, addr, size, stream, -1);
     return block;
   }
 
   /** A new segment held by one free block (not yet in the free set), with its stats. */
-  private newSegment(addr: number, size: number, stream: number, small: boolean): Block {
+  private newSegment(addr: number, size: number, stream: number, pool: BlockPool): Block {
+    const small = pool.small;
     const block = new Block(addr, size, stream, small, null);
-    block.segment = new Segment(addr, size, stream, small, block);
+    block.segment = new Segment(addr, size, stream, small, block, 0, pool.pool);
     this.segments.set(addr, block.segment);
     this.reserved += size;
     this.stats.increase(Stat.segment, small, 1);
@@ -270,6 +296,10 @@ export class CachingAllocator {
     block.tag = tag;
     this.sink.record(Action.alloc, block.addr, requested, block.stream, tag);
     stats.increase(Stat.allocation, small, 1);
+    if (this.countActive) {
+      stats.increase(Stat.active, small, 1);
+      stats.increase(Stat.active_bytes, small, block.size);
+    }
     stats.increase(Stat.allocated_bytes, small, block.size);
     stats.increase(Stat.requested_bytes, small, requested);
     if (block.size >= this.maxSplit) stats.increaseOversize(Stat.oversize_allocations);
@@ -280,13 +310,42 @@ export class CachingAllocator {
   // The block goes back to its pool and merges with free neighbours (free_block, try_merge_blocks).
 
   /** Returns an allocated block to the cache. */
-  free(block: Block): void {
-    block.allocated = false;
+  /**
+   * Returns an allocated block to the cache. `deferred`: another stream still uses it (record_stream):
+   * it stays pending, neither allocated nor reusable, until completeFree (PyTorch: insert_events, then
+   * process_events at a later malloc).
+   */
+  free(block: Block, deferred = false): void {
     const small = block.small;
     this.stats.decrease(Stat.allocation, small, 1);
     this.stats.decrease(Stat.allocated_bytes, small, block.size);
     this.sink.record(Action.free_requested, block.addr, block.requestedSize, block.stream, block.tag);
     if (block.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_allocations);
+    if (deferred) {
+      block.pending = true;
+      this.pendingBlocks.push(block);
+      return;
+    }
+    block.allocated = false;
+    this.freeBlock(block);
+  }
+
+  /** A deferred free completes (free_completed): the block joins the cache. False if it was not pending. */
+  completeFree(block: Block): boolean {
+    if (!block.pending) return false;
+    this.pendingBlocks.splice(this.pendingBlocks.indexOf(block), 1);
+    this.finishPending(block);
+    return true;
+  }
+
+  /** synchronize_and_free_events: every pending free completes, in the order they were freed. */
+  private completeAllFrees(): void {
+    for (const block of this.pendingBlocks.splice(0)) this.finishPending(block);
+  }
+
+  private finishPending(block: Block): void {
+    block.pending = false;
+    block.allocated = false;
     this.freeBlock(block);
   }
 
@@ -294,7 +353,8 @@ export class CachingAllocator {
     const small = block.small;
     this.sink.record(Action.free_completed, block.addr, block.requestedSize, block.stream, block.tag);
     const requested = block.requestedSize;
-    const pool = this.poolOf(small);
+    const originalSize = block.size;
+    const pool = this.poolOfBlock(block);
     let netBlocks = 0;
     let netBytes = 0;
     // Both neighbours are taken before merging, as PyTorch does.
@@ -327,6 +387,10 @@ export class CachingAllocator {
     if (netBytes > 0) stats.increase(Stat.inactive_split_bytes, small, netBytes);
     else if (netBytes < 0) stats.decrease(Stat.inactive_split_bytes, small, -netBytes);
     stats.decrease(Stat.requested_bytes, small, requested);
+    if (this.countActive) {
+      stats.decrease(Stat.active, small, 1);
+      stats.decrease(Stat.active_bytes, small, originalSize);
+    }
   }
 
   /** Merges free neighbour `src` into `dst`; returns the bytes taken over, 0 if not mergeable. `src` stays in the free set. */
@@ -381,7 +445,7 @@ export class CachingAllocator {
 
   /** A new expandable segment: its whole virtual range, one unmapped block. */
   private reserveSegment(pool: BlockPool, stream: number, at?: number): Block {
-    const pageSize = pageSizeFor(pool.small);
+    const pageSize = pageSizeFor(pool.small, this.config.largeSegmentSize);
     const size = reservedRangeSize(this.deviceTotal, pageSize);
     const addr = this.placement.reserve(size, at);
     const block = new Block(addr, size, stream, pool.small, null);
@@ -487,7 +551,11 @@ export class CachingAllocator {
    */
   private releaseCachedBlocks(): void {
     this.stats.count('num_sync_all_streams');
-    for (const pool of [this.large, this.small]) {
+    if (this.pendingBlocks.length > 0) this.completeAllFrees();
+    // The default pools (large, then small), then those of released graphs (graph_pools_freeable: small, then large).
+    const pools = [this.large, this.small];
+    for (const p of this.privatePools) if (p?.freeable) pools.push(p.small, p.large);
+    for (const pool of pools) {
       const toUnmap: Block[] = [];
       for (const block of pool.blocks.toArray()) {
         if (block.segment.expandable) toUnmap.push(block);
@@ -555,7 +623,7 @@ export class CachingAllocator {
   // ---------------------------------------------------------------- OOM
   // What the oom event records and the message PyTorch raises.
 
-  private recordOom(size: number, segmentSize: number, stream: number): void {
+  private recordOom(pool: BlockPool, size: number, segmentSize: number, stream: number): void {
     const deviceFree = Math.max(0, this.deviceTotal - this.otherDeviceBytes - this.reserved);
     this.sink.record(Action.oom, deviceFree, size, stream, -1);
     this.stats.count('num_ooms');
@@ -563,7 +631,6 @@ export class CachingAllocator {
     const allowed = this.capacity?.kind === 'fraction' ? this.capacity.bytes : undefined;
     // What the cache had for it (after the release): the pool's largest block on the stream, and a
     // block large enough that the max_split rules refused.
-    const pool = this.poolOf(isSmallSize(size));
     const largest = pool.blocks.lastBefore(stream, Infinity);
     const fits = pool.blocks.lowerBound(stream, size);
     const why = explainOom({
@@ -652,8 +719,23 @@ export class CachingAllocator {
   // ---------------------------------------------------------------- block lists
   // The segment's doubly linked blocks and the pools' free sets.
 
-  private poolOf(small: boolean): BlockPool {
-    return small ? this.small : this.large;
+  /** The block pool of a pool index (0: the default pools; else a private pool, made when first asked). */
+  private blockPool(pool: number, small: boolean): BlockPool {
+    if (pool === 0) return small ? this.small : this.large;
+    let p = this.privatePools[pool];
+    if (!p) {
+      const makeSet = this.makeFreeSet;
+      p = { small: new BlockPool(true, makeSet(), pool), large: new BlockPool(false, makeSet(), pool), freeable: false };
+      this.privatePools[pool] = p;
+    }
+    return small ? p.small : p.large;
+  }
+
+  /** The block pool a block's segment belongs to. */
+  private poolOfBlock(block: Block): BlockPool {
+    const pool = block.segment.pool;
+    if (pool === 0) return block.small ? this.small : this.large;
+    return this.blockPool(pool, block.small);
   }
 
   /** A fresh block (one merged away earlier, if any: saves a GC-heavy allocation). */
@@ -694,16 +776,19 @@ export class CachingAllocator {
   // State from before a trace began, adopted without recording events.
 
   /** Puts a segment that existed before the model started (a trace that begins mid-run). */
-  adoptSegment(addr: number, size: number, stream: number, small: boolean): Segment {
+  adoptSegment(addr: number, size: number, stream: number, small: boolean, pool = 0): Segment {
+    const clash = this.segmentContaining(addr) ?? this.segmentContaining(addr + size - 1);
+    if (clash) throw new Error(`it overlaps the segment at ${clash.addr} (${clash.size} bytes)`);
     // It was cudaMalloc'd by the same run, before the trace began: counted as a device alloc.
-    const block = this.newSegment(addr, size, stream, small);
-    this.poolOf(small).blocks.insert(block);
+    const blockPool = this.blockPool(pool, small);
+    const block = this.newSegment(addr, size, stream, blockPool);
+    blockPool.blocks.insert(block);
     return block.segment;
   }
 
   /** expandable_segments: a segment reserved at `base` before the model started, nothing mapped yet. */
   adoptExpandableSegment(base: number, stream: number, small: boolean): Segment {
-    return this.reserveSegment(this.poolOf(small), stream, base).segment;
+    return this.reserveSegment(this.blockPool(0, small), stream, base).segment;
   }
 
   /** Pages [addr, addr + size) of an adopted expandable segment, mapped before the model started: free. */
@@ -713,7 +798,7 @@ export class CachingAllocator {
     if (!segment?.expandable || !block || block.mapped || addr + size > block.addr + block.size) {
       throw new Error(`address range ${addr}+${size} is not inside an unmapped part of an expandable segment`);
     }
-    const pool = this.poolOf(segment.small);
+    const pool = this.blockPool(segment.pool, segment.small);
     if (block.addr < addr) {
       // The unmapped part below stays unmapped.
       pool.unmapped.delete(block);
@@ -731,27 +816,43 @@ export class CachingAllocator {
   /**
    * Marks [addr, addr + size) of an adopted segment allocated, as if a request of `requested`
    * bytes had taken it before the trace began. The range must lie inside one free block.
+   * `pending`: the program freed it already, and another stream still uses it (record_stream).
    */
-  adoptAllocation(addr: number, size: number, requested: number, tag: number): Block {
+  adoptAllocation(addr: number, size: number, requested: number, tag: number, pending = false): Block {
     const segment = this.segmentContaining(addr);
-    if (!segment) throw new Error(`no segment holds address ${addr}`);
+    if (!segment) throw new Error('no segment holds it (neither the final snapshot nor an event of the trace has one there)');
     const block = blockAt(segment, addr);
     if (!block || block.allocated || !block.mapped || addr + size > block.addr + block.size) {
-      throw new Error(`address range ${addr}+${size} is not inside one free block`);
+      throw new Error(`its ${size} bytes overlap another live block, or run past the free space of the segment at ${segment.addr}`);
     }
-    const pool = this.poolOf(segment.small);
+    const pool = this.blockPool(segment.pool, segment.small);
     pool.blocks.delete(block);
-    // Carve off a free block before the range, then let allocFoundBlock split off the rest.
+    // Carve off a free block before the range, then let allocFoundBlock split off the rest. The free
+    // block counts as an inactive split from now on (allocFoundBlock takes it as one).
+    const counted = !segment.expandable && block.isSplit();
     if (block.addr < addr) {
       const before = this.newBlock(block.addr, addr - block.addr, block.stream, block.small, segment);
       this.linkBefore(before, block);
       block.addr = addr;
       block.size -= before.size;
       pool.blocks.insert(before);
-      if (!segment.expandable) this.countNewInactiveSplit(before);
+      if (counted) this.stats.increase(Stat.inactive_split, block.small, 1);
+      else if (!segment.expandable) {
+        this.countNewInactiveSplit(before);
+        this.countNewInactiveSplit(block);
+      }
     }
     const split = block.size > size;
-    return this.allocFoundBlock(pool, block, false, size, requested, block.stream, tag, split);
+    const adopted = this.allocFoundBlock(pool, block, false, size, requested, block.stream, tag, split);
+    if (pending) {
+      // Freed by the program: no longer allocated, still active.
+      adopted.pending = true;
+      this.pendingBlocks.push(adopted);
+      this.stats.decrease(Stat.allocation, adopted.small, 1);
+      this.stats.decrease(Stat.allocated_bytes, adopted.small, adopted.size);
+      if (adopted.size >= this.maxSplit) this.stats.decreaseOversize(Stat.oversize_allocations);
+    }
+    return adopted;
   }
 
   private segmentContaining(addr: number): Segment | undefined {

@@ -11,3 +11,9 @@ export interface Capacity {
 
 /** total_memory of an NVIDIA H200 as torch.cuda.get_device_properties reports it. */
 export const H200_TOTAL_MEMORY = 150_109_880_320;
+
+/** The cap a per_process_memory_fraction key sets (as set_per_process_memory_fraction: fraction x the
+ * device's memory, rounded down); none at 1. */
+export function fractionCapacity(fraction: number | undefined, deviceTotal: number): Capacity | undefined {
+  return fraction !== undefined && fraction < 1 ? { kind: 'fraction', bytes: Math.floor(fraction * deviceTotal) } : undefined;
+}

@@ -7,6 +7,9 @@ export interface AllocatorConfig {
   readonly maxSplitSize: number;
   /** A request at or above maxSplitSize may take a block at most this much larger. */
   readonly maxNonSplitRounding: number;
+  /** large_segment_size_mb (torch 2.11): the segment for requests of 1 to 10 MiB, the large pool's page
+   * under expandable_segments, the floor of max_split_size and the default of max_non_split_rounding. */
+  readonly largeSegmentSize: number;
   /** Divisions per power-of-two bucket: index 0 covers sizes below 2 MiB, index k [2^(20+k), 2^(21+k)). */
   readonly roundupPower2Divisions: readonly number[];
   /** 0 = off; else gc of cached blocks when reserved exceeds this fraction of the memory cap. */
@@ -23,6 +26,7 @@ export interface AllocatorConfig {
 export const DEFAULT_CONFIG: AllocatorConfig = Object.freeze({
   maxSplitSize: Infinity,
   maxNonSplitRounding: LARGE_BUFFER,
+  largeSegmentSize: LARGE_BUFFER,
   roundupPower2Divisions: Object.freeze(new Array<number>(ROUNDUP_POWER2_INTERVALS).fill(0)),
   garbageCollectionThreshold: 0,
   expandableSegments: false,
@@ -41,17 +45,19 @@ export function divisionLabel(index: number): string {
   return String(2 ** index);
 }
 
-/** max_split_size as memory_stats() reports it: -1 when unlimited. */
+/** max_split_size as memory_stats() reports it (a size_t read as int64): -1 when unlimited. */
 export function maxSplitSizeStat(config: AllocatorConfig): number {
-  return Number.isFinite(config.maxSplitSize) ? config.maxSplitSize : -1;
+  if (!Number.isFinite(config.maxSplitSize)) return -1;
+  return config.maxSplitSize >= 2 ** 63 ? config.maxSplitSize - 2 ** 64 : config.maxSplitSize;
 }
 
 /** The config written back as a PYTORCH_CUDA_ALLOC_CONF string that PyTorch parses to the same settings. */
 export function configToString(config: AllocatorConfig): string {
   const parts: string[] = [];
   if (config.backend !== 'native') parts.push(`backend:${config.backend}`);
+  if (config.largeSegmentSize !== LARGE_BUFFER) parts.push(`large_segment_size_mb:${config.largeSegmentSize / MiB}`);
   if (Number.isFinite(config.maxSplitSize)) parts.push(`max_split_size_mb:${config.maxSplitSize / MiB}`);
-  if (config.maxNonSplitRounding !== LARGE_BUFFER) {
+  if (config.maxNonSplitRounding !== config.largeSegmentSize) {
     parts.push(`max_non_split_rounding_mb:${config.maxNonSplitRounding / MiB}`);
   }
   const div = config.roundupPower2Divisions;
@@ -79,6 +85,8 @@ export function sameDecisions(a: AllocatorConfig, b: AllocatorConfig): boolean {
   return (
     a.maxSplitSize === b.maxSplitSize &&
     a.maxNonSplitRounding === b.maxNonSplitRounding &&
+    a.largeSegmentSize === b.largeSegmentSize &&
+    a.perProcessMemoryFraction === b.perProcessMemoryFraction &&
     a.garbageCollectionThreshold === b.garbageCollectionThreshold &&
     a.expandableSegments === b.expandableSegments &&
     a.backend === b.backend &&

@@ -1,11 +1,12 @@
 // expandable_segments' arithmetic (ExpandableSegment in c10/cuda/CUDACachingAllocator.cpp): each
 // stream and pool gets one virtual range of 1 1/8 times the device's memory, mapped onto physical
-// memory in pages of 2 MiB (small pool) or 20 MiB (large pool) as requests need them.
+// memory in pages of 2 MiB (small pool) or large_segment_size (large pool) as requests need them.
 import type { Block, Segment } from './block';
 import { LARGE_BUFFER, SMALL_BUFFER } from './constants';
 
-export function pageSizeFor(small: boolean): number {
-  return small ? SMALL_BUFFER : LARGE_BUFFER;
+/** The mapping granularity: 2 MiB in the small pool, large_segment_size (20 MiB by default) in the large. */
+export function pageSizeFor(small: boolean, largeSegmentSize = LARGE_BUFFER): number {
+  return small ? SMALL_BUFFER : largeSegmentSize;
 }
 
 /** The virtual range reserved per segment: enough pages for 1 1/8 of the device's memory. */

@@ -26,9 +26,10 @@ export function isSmallSize(roundedSize: number): boolean {
   return roundedSize <= SMALL_SIZE;
 }
 
-/** The cudaMalloc size for a new segment that must hold a rounded request. */
-export function segmentSizeFor(roundedSize: number): number {
+/** The cudaMalloc size for a new segment that must hold a rounded request (get_allocation_size);
+ * `largeSegmentSize`: large_segment_size_mb's, for requests of 1 to 10 MiB. */
+export function segmentSizeFor(roundedSize: number, largeSegmentSize = LARGE_BUFFER): number {
   if (roundedSize <= SMALL_SIZE) return SMALL_BUFFER;
-  if (roundedSize < MIN_LARGE_ALLOC) return LARGE_BUFFER;
+  if (roundedSize < MIN_LARGE_ALLOC) return largeSegmentSize;
   return Math.ceil(roundedSize / ROUND_LARGE) * ROUND_LARGE;
 }

@@ -1,8 +1,8 @@
 // memory_stats() counters under PyTorch's names (DeviceStats in CUDACachingAllocator.h).
 // Kept in one Float64Array: the replay updates them several times per event.
-// "active" differs from "allocation" only while a freed block waits for CUDA events of other streams;
-// the model has no such events (a free completes at once), so active* is reported as allocation*
-// instead of being counted twice on the hot path.
+// "active" differs from "allocation" only while a freed block waits for CUDA events of other streams
+// (record_stream). Where no free is deferred, active* is reported as allocation* instead of being
+// counted twice on the hot path; an allocator that sees deferred frees counts it for real.
 
 /** Stats kept per pool type ("all", "small_pool", "large_pool"), each with current/peak/allocated/freed. */
 export const POOL_STATS = [
@@ -40,15 +40,19 @@ const OVERSIZE_BASE = POOL_STATS.length * 3 * 4;
 const COUNTER_BASE = OVERSIZE_BASE + OVERSIZE_STATS.length * 4;
 const LENGTH = COUNTER_BASE + COUNTERS.length;
 
-/** The stat whose counters stand for `stat` (active* mirror allocation*, see above). */
-function mirrored(stat: number): number {
-  if (stat === Stat.active) return Stat.allocation;
-  if (stat === Stat.active_bytes) return Stat.allocated_bytes;
-  return stat;
-}
-
 export class AllocatorStats {
   readonly values = new Float64Array(LENGTH);
+
+  /** `countActive`: active* are counted on their own (deferred frees happen), else they mirror allocation*. */
+  constructor(readonly countActive = false) {}
+
+  /** The stat whose counters stand for `stat` (see above). */
+  private mirrored(stat: number): number {
+    if (this.countActive) return stat;
+    if (stat === Stat.active) return Stat.allocation;
+    if (stat === Stat.active_bytes) return Stat.allocated_bytes;
+    return stat;
+  }
 
   /**
    * Adds to a pool stat for the block's pool and for "all". Of "all", only current and peak are
@@ -91,7 +95,7 @@ export class AllocatorStats {
 
   /** A pool stat's current value for "all". */
   current(stat: number): number {
-    return this.values[POOL_BASE + mirrored(stat) * 12]!;
+    return this.values[POOL_BASE + this.mirrored(stat) * 12]!;
   }
 
   counter(counter: Counter): number {
@@ -103,7 +107,7 @@ export class AllocatorStats {
     const out: Record<string, number> = {};
     const v = this.values;
     POOL_STATS.forEach((name, s) => {
-      const at = (t: number, f: number): number => v[POOL_BASE + (mirrored(s) * 3 + t) * 4 + f]!;
+      const at = (t: number, f: number): number => v[POOL_BASE + (this.mirrored(s) * 3 + t) * 4 + f]!;
       POOL_TYPES.forEach((type, t) => {
         FIELDS.forEach((field, f) => {
           // "all" keeps current and peak itself; allocated (2) and freed (3) are the pools' sums.

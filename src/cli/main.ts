@@ -30,7 +30,8 @@ const USAGE = `usage:
 
 FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the same structure as JSON.
 --conf      a whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one (default: the recorded config)
---capacity  a memory cap as set_per_process_memory_fraction sets it: bytes, or e.g. 6GiB, 80GB (default: none)
+--capacity  a memory cap as set_per_process_memory_fraction sets it: bytes, or e.g. 6GiB, 80GB, or none
+            (default: the cap a recorded OOM shows, else none)
 --addresses where segments land: as recorded, or placed by the driver model
             (default: recorded when the config is the recorded one, else simulated)
 --device    which GPU's trace to replay, in a snapshot of several (default: 0)
@@ -68,8 +69,9 @@ function main(argv: string[]): number {
   });
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
   const file = positionals[0]!;
-  const capacity: Capacity | undefined =
-    values.capacity !== undefined ? { kind: 'fraction', bytes: parseByteSize(values.capacity) } : undefined;
+  // Absent: the cap a recorded OOM shows (if any); 'none': no cap at all.
+  const capacity: Capacity | null | undefined =
+    values.capacity === undefined ? undefined : values.capacity.trim().toLowerCase() === 'none' ? null : { kind: 'fraction', bytes: parseByteSize(values.capacity) };
   if (command === 'sweep' && values.param !== undefined) {
     const param = values.param;
     if (param !== 'roundup_power2_divisions' && param !== 'garbage_collection_threshold') {
@@ -78,9 +80,9 @@ function main(argv: string[]): number {
     if (!values.values) throw new UsageError(`--param needs --values, e.g. --values ${PARAM_VALUES[param].join(',')}`);
     const settings = parseParamValues(param, values.values);
     const { snapshot, traces } = loadForReplay(file);
-    const run = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(traces[0] ? { trace: traces[0] } : {}) });
+    const run = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
     const base = values.conf !== undefined ? parseAllocConf(values.conf).config : run.recorded;
-    const rows = sweepParam(run.stream, base, run.recorded, param, settings, capacity);
+    const rows = sweepParam(run.stream, base, run.recorded, param, settings, run.capacity);
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows, ['config', (r) => r.conf || '(defaults)']));
     return 0;
   }
@@ -88,7 +90,7 @@ function main(argv: string[]): number {
     if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none (or --param and --values)');
     const settings = parseMaxSplitList(values['max-split']);
     const { snapshot, traces } = loadForReplay(file);
-    const rows = sweepMaxSplit(snapshot, settings, { ...(capacity ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
+    const rows = sweepMaxSplit(snapshot, settings, { ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
     return 0;
   }
@@ -116,7 +118,7 @@ function main(argv: string[]): number {
     ...(traces[d] ? { trace: traces[d] } : {}),
     statsOnly: !values.out,
     ...(values.conf !== undefined ? { conf: values.conf } : {}),
-    ...(capacity ? { capacity } : {}),
+    ...(capacity !== undefined ? { capacity } : {}),
     ...(values.addresses ? { addresses: values.addresses as AddressModel } : {}),
     ...(emptyCacheAfter ? { emptyCacheAfter } : {}),
     ...(resetPeakAfter ? { resetPeakAfter } : {}),
@@ -136,7 +138,8 @@ function main(argv: string[]): number {
     return 0;
   }
   console.log(`config:    ${configToString(run.config) || '(defaults)'}${sameDecisions(run.config, run.recorded) ? ' (as recorded)' : ''}`);
-  console.log(`capacity:  ${capacity ? `${formatSize(capacity.bytes)} (memory fraction cap)` : 'none'}`);
+  const cap = run.capacity;
+  console.log(`capacity:  ${cap ? `${formatSize(cap.bytes)} (${cap.kind === 'fraction' ? 'memory fraction cap' : 'device memory'}${run.inferredCap ? ', inferred from the recorded OOM' : ''})` : 'none'}`);
   console.log(`addresses: ${run.addresses}`);
   console.log(`requests:  ${run.stream.length}   trace events: ${result.events.length}`);
   for (const note of run.notes) console.log(`note: ${note}`);

@@ -23,7 +23,9 @@ export function replayBasis(): { asked: AllocatorConfig; recorded: AllocatorConf
   return {
     asked: parseAllocConf(settings.conf ?? summary.conf).config,
     recorded: summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null,
-    capacity: settings.capacityBytes !== null ? { kind: 'fraction', bytes: settings.capacityBytes } : null,
+    // The cap the replay ran under: the one asked for, or the source's own (a per_process_memory_fraction
+    // key's, or the one a recorded OOM shows).
+    capacity: settings.capacityBytes !== null ? { kind: 'fraction', bytes: settings.capacityBytes } : summary.capacity,
   };
 }
 

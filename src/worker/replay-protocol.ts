@@ -1,7 +1,9 @@
 // What the replay worker answers (its calls are the methods of ReplayApi in replay-worker.ts).
+import type { Capacity } from '../allocator/capacity';
 import type { Fragmentation } from '../trace/measures/fragmentation';
 import type { MemoryLayout } from '../trace/measures/memory-layout';
 import type { ReplayOom } from '../trace/replay/replay';
+import type { RecordedCap } from '../trace/stream/recorded-cap';
 
 export interface ReplaySummary {
   source: string;
@@ -9,7 +11,14 @@ export interface ReplaySummary {
   sourceKind: 'snapshot' | 'workload';
   conf: string;
   recordedConf: string;
+  /** The cap the settings ask for (null: the source's own) ... */
   capacityBytes: number | null;
+  /** ... and the one the replay ran under: asked for, a per_process_memory_fraction key's, or inferred. */
+  capacity: Capacity | null;
+  /** The cap a recording that ended in an OOM shows, when the replay used it. */
+  inferredCap: RecordedCap | null;
+  /** The recording's own torch.cuda.empty_cache() calls, after these request indices. */
+  recordedEmptyCache: number[];
   addresses: 'recorded' | 'simulated';
   requests: number;
   events: number;

@@ -1,6 +1,7 @@
 // Parses snapshots, builds workloads and replays them off the main thread. The page calls the methods
 // of `api` through comlink (state/replay-client.ts), each call answered once.
 /// <reference lib="webworker" />
+import { fractionCapacity, H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { parseAllocConf } from '../allocator/config-parser';
@@ -9,7 +10,7 @@ import { fragmentation } from '../trace/measures/fragmentation';
 import { layoutBuffers, memoryLayout } from '../trace/measures/memory-layout';
 import type { CachingAllocator } from '../allocator/caching-allocator';
 import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay/replay';
-import { divergenceNote, planSnapshotReplay } from '../trace/replay/replay-snapshot';
+import { planSnapshotReplay, replayNotes } from '../trace/replay/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/stream/request-stream';
 import type { Snapshot } from '../trace/snapshot/snapshot';
 import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
@@ -79,6 +80,9 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
         conf: configToString(p.config),
         recordedConf: configToString(p.recorded),
         capacityBytes: settings.capacityBytes,
+        capacity: p.capacity ?? null,
+        inferredCap: p.inferredCap,
+        recordedEmptyCache: [...p.stream.recordedEmptyCache],
         addresses: p.addresses,
         requests: p.stream.length,
         device,
@@ -90,15 +94,19 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
   }
   const parsed = settings.conf !== null ? parseAllocConf(settings.conf) : { config: DEFAULT_CONFIG, warnings: [] };
   const stream = source.stream!;
+  const workloadCap = capacity ?? fractionCapacity(parsed.config.perProcessMemoryFraction, H200_TOTAL_MEMORY);
   return {
     stream,
-    options: { config: parsed.config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...insertedCalls },
+    options: { config: parsed.config, addresses: 'simulated', ...(workloadCap ? { capacity: workloadCap } : {}), ...insertedCalls },
     summary: {
       source: source.name,
       sourceKind: 'workload',
       conf: configToString(parsed.config),
       recordedConf: '',
       capacityBytes: settings.capacityBytes,
+      capacity: workloadCap ?? null,
+      inferredCap: null,
+      recordedEmptyCache: [],
       addresses: 'simulated',
       requests: stream.length,
       device: 0,
@@ -113,8 +121,8 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
 function run(settings: ReplaySettings, until?: number): { result: ReplayResult; summary: SummaryBase } {
   const { stream, options, summary } = plan(settings);
   const result = replay(stream, { ...options, ...(until !== undefined ? { until } : {}) });
-  const note = divergenceNote(result);
-  if (note) summary.notes = [...summary.notes, note];
+  const said = replayNotes(result);
+  if (said.length > 0) summary.notes = [...summary.notes, ...said];
   return { result, summary };
 }
 

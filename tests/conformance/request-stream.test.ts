@@ -55,7 +55,7 @@ test('a request that hit OOM in the recording is freed right after it, and the u
   }
   expect(stream.notes.join(' ')).toMatch(/15 requests failed with OOM in the recording/);
   // Without the 6 GiB cap they succeed.
-  const run = replaySnapshot(snapshot, { addresses: 'simulated' });
+  const run = replaySnapshot(snapshot, { addresses: 'simulated', capacity: null });
   expect(run.result.stats['num_ooms']).toBe(0);
 });
 

@@ -81,7 +81,7 @@ export class StressRun {
       capacity: cap ?? { kind: 'device', bytes: options.deviceBytes },
       deviceTotal: options.deviceBytes,
     });
-    for (const [blockId, block] of adoptInitialState(this.allocator, this.placement, stream)) {
+    for (const [blockId, block] of adoptInitialState(this.allocator, this.placement, stream).blocks) {
       this.track(blockId, block);
       this.unfilled.push(blockId);
     }
@@ -104,7 +104,7 @@ export class StressRun {
 
   /** Applies up to `count` requests and plans their GPU work. */
   step(count: number): BatchPlan {
-    const { kind, id, size, stream, input } = this.stream;
+    const { kind, id, size, stream, input, pool } = this.stream;
     const end = Math.min(this.stream.length, this.position + count);
     const fresh: number[] = this.unfilled;
     this.unfilled = [];
@@ -112,7 +112,7 @@ export class StressRun {
     for (let i = this.position; i < end; i++) {
       const blockId = id[i]!;
       if (kind[i] === RequestKind.alloc) {
-        const block = this.allocator.malloc(size[i]!, stream[i]!, blockId);
+        const block = this.allocator.malloc(size[i]!, stream[i]!, blockId, pool[i]!);
         if (!block) {
           this.ooms++;
           continue;
@@ -123,7 +123,8 @@ export class StressRun {
         fresh.push(blockId);
       } else {
         const live = this.live.get(blockId);
-        // No block: its alloc failed in this run, so the program never got a tensor to free.
+        // No block: its alloc failed in this run, so the program never got a tensor to free. A deferred
+        // free (record_stream) completes at once here: the arena checks where blocks are, not when.
         if (!live) continue;
         this.allocator.free(live.block);
         this.untrack(blockId);

@@ -1,9 +1,10 @@
 // "What if this recording had run under that config?": the recorded config, the chosen one,
 // the address model that fits, and the replay, in one call shared by the CLI, the worker and tests.
-import type { Capacity } from '../../allocator/capacity';
+import { fractionCapacity, H200_TOTAL_MEMORY, type Capacity } from '../../allocator/capacity';
 import { sameDecisions, type AllocatorConfig } from '../../allocator/config';
 import { parseAllocConf } from '../../allocator/config-parser';
 import { recordedConfig } from '../snapshot/recorded-config';
+import { capNote, capOf, oomCap, type RecordedCap } from '../stream/recorded-cap';
 import { replay, type AddressModel, type InsertedCalls, type ReplayOptions, type ReplayResult } from './replay';
 import type { RequestStream } from '../stream/request-stream';
 import { requestStreamFromSnapshot, requestStreamFromTrace } from '../stream/request-stream-from-trace';
@@ -13,7 +14,8 @@ import type { TraceColumns } from '../snapshot/trace-columns';
 export interface SnapshotReplayOptions extends InsertedCalls {
   /** A whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one; keys it omits take defaults. */
   conf?: string;
-  capacity?: Capacity;
+  /** The memory cap; absent: the one a recorded OOM shows, if any; null: none at all. */
+  capacity?: Capacity | null;
   /** Default: 'recorded' when the config makes the recorded decisions, else 'simulated'. */
   addresses?: AddressModel;
   device?: number;
@@ -33,6 +35,9 @@ export interface SnapshotReplay {
   config: AllocatorConfig;
   recorded: AllocatorConfig;
   addresses: AddressModel;
+  /** The cap it ran under, and the recorded OOM's it was inferred from, if it was. */
+  capacity: Capacity | undefined;
+  inferredCap: RecordedCap | null;
   /** Things the user should know about this replay (assumptions, parser warnings, divergences). */
   notes: string[];
 }
@@ -44,6 +49,9 @@ export interface SnapshotReplayPlan {
   recorded: AllocatorConfig;
   addresses: AddressModel;
   notes: string[];
+  /** The cap replayed under: the one asked for, or the one a recorded OOM shows (then `inferredCap`). */
+  capacity: Capacity | undefined;
+  inferredCap: RecordedCap | null;
   /** For replay() or a ReplayCursor (add until / statsOnly as wanted). */
   replayOptions: ReplayOptions;
 }
@@ -70,8 +78,16 @@ export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOp
       ? requestStreamFromTrace(options.trace, snapshot.segments, streamOptions)
       : requestStreamFromSnapshot(snapshot, streamOptions));
   notes.push(...stream.notes);
+  if (snapshot.notes) notes.unshift(...snapshot.notes);
+  // The cap: the one asked for, else the config's per_process_memory_fraction, else the one a
+  // recording that ended in an OOM shows.
+  const fromConfig = fractionCapacity(config.perProcessMemoryFraction, H200_TOTAL_MEMORY);
+  const inferredCap = options.capacity === undefined && !fromConfig ? oomCap(stream) : null;
+  const capacity = options.capacity ?? fromConfig ?? (inferredCap ? capOf(inferredCap) : undefined);
+  if (inferredCap) notes.push(capNote(inferredCap, true));
+  else if (options.capacity === undefined && !fromConfig && stream.recordedCap) notes.push(capNote(stream.recordedCap, false));
   const addresses = options.addresses ?? (sameDecisions(config, recorded.config) ? 'recorded' : 'simulated');
-  if (config.garbageCollectionThreshold > 0 && options.capacity?.kind !== 'fraction') {
+  if (config.garbageCollectionThreshold > 0 && capacity?.kind !== 'fraction') {
     notes.push(
       'garbage_collection_threshold has no effect without a memory cap (PyTorch runs gc only under ' +
         'set_per_process_memory_fraction); give a capacity to see it work.',
@@ -80,12 +96,12 @@ export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOp
   const replayOptions: ReplayOptions = {
     config,
     addresses,
-    ...(options.capacity ? { capacity: options.capacity } : {}),
+    ...(capacity ? { capacity } : {}),
     ...(options.device !== undefined ? { device: options.device } : {}),
     ...(options.emptyCacheAfter ? { emptyCacheAfter: options.emptyCacheAfter } : {}),
     ...(options.resetPeakAfter ? { resetPeakAfter: options.resetPeakAfter } : {}),
   };
-  return { stream, config, recorded: recorded.config, addresses, notes, replayOptions };
+  return { stream, config, recorded: recorded.config, addresses, notes, capacity, inferredCap, replayOptions };
 }
 
 export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOptions = {}): SnapshotReplay {
@@ -96,18 +112,43 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
     ...(options.statsOnly ? { statsOnly: true } : {}),
     ...(options.until !== undefined ? { until: options.until } : {}),
   });
-  const note = divergenceNote(result);
-  if (note) notes.push(note);
-  return { result, stream, config: plan.config, recorded: plan.recorded, addresses: plan.addresses, notes };
+  notes.push(...replayNotes(result), ...(options.until === undefined ? oomVerdict(stream, result) : []));
+  return { result, stream, config: plan.config, recorded: plan.recorded, addresses: plan.addresses, capacity: plan.capacity, inferredCap: plan.inferredCap, notes };
 }
 
-/** What a recorded-address replay that had to place segments itself tells the user, if it did. */
-export function divergenceNote(result: ReplayResult): string | null {
-  if (result.divergences.length === 0) return null;
-  const first = result.divergences[0]!;
-  return (
-    `The recording never made ${result.divergences.length} of the segments this replay needed ` +
-    `(first at request ${first.request}, ${first.size} bytes): those were placed by the driver model. ` +
-    'The usual reason is a memory cap in the recording that was not given (--capacity).'
-  );
+/**
+ * A recording that ends at its OOM (an out-of-memory observer's dump), replayed: where the OOM comes
+ * now, or that none came through the last recorded request, after which the program is unknown.
+ */
+export function oomVerdict(stream: RequestStream, result: ReplayResult): string[] {
+  const recorded = stream.recordedOoms;
+  if (recorded.length === 0) return [];
+  const at = recorded[recorded.length - 1]!;
+  const endsThere = at >= stream.length - 2; // the failed alloc, then its stand-in free
+  const first = result.ooms[0];
+  if (!first) {
+    return [
+      `No OOM through the last recorded request: the recording's OOM was at request ${at.toLocaleString('en-US')}` +
+        (endsThere ? ', and what the program did after it was never recorded.' : '.'),
+    ];
+  }
+  if (first.request === at && result.ooms.length === recorded.length) return [`The OOM comes at request ${at.toLocaleString('en-US')}, as recorded.`];
+  return [
+    `The first OOM comes at request ${first.request.toLocaleString('en-US')} (the recording's ${recorded.length > 1 ? 'first ' : ''}was at request ${recorded[0]!.toLocaleString('en-US')}).`,
+  ];
+}
+
+/** What a replay tells the user about itself: parts of the state before the trace that it left out,
+ * and segments a recorded-address replay had to place itself. */
+export function replayNotes(result: ReplayResult): string[] {
+  const notes = result.problems.map((p) => `Inconsistent trace: ${p}`);
+  if (result.divergences.length > 0) {
+    const first = result.divergences[0]!;
+    notes.push(
+      `The recording never made ${result.divergences.length} of the segments this replay needed ` +
+        `(first at request ${first.request}, ${first.size} bytes): those were placed by the driver model. ` +
+        'The usual reason is a memory cap in the recording that was not given (--capacity).',
+    );
+  }
+  return notes;
 }

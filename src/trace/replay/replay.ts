@@ -61,7 +61,7 @@ export interface ReplayDivergence {
 export interface ReplaySeries {
   allocated: Float64Array;
   reserved: Float64Array;
-  /** The same array as `allocated`: without CUDA events a freed block stops being active at once. */
+  /** The same array as `allocated` unless frees are deferred (record_stream): a pending block is active. */
   active: Float64Array;
   /** Requests at which the allocator freed cached blocks and retried cudaMalloc. */
   retries: number[];
@@ -83,6 +83,8 @@ export interface ReplayResult {
   stats: Record<string, number>;
   ooms: ReplayOom[];
   divergences: ReplayDivergence[];
+  /** Parts of the state before the trace began that contradict the rest, left out (in words). */
+  problems: string[];
   /** Empty with statsOnly. */
   series: ReplaySeries;
 }
@@ -97,11 +99,14 @@ interface ReplayRun {
   series: ReplaySeries;
   ooms: ReplayOom[];
   divergences: ReplayDivergence[];
+  problems: string[];
   atPeak: PeakMoment;
+  /** The recording's empty_cache() calls and the inserted ones, by the request they follow. */
   emptyCacheAfter: Set<number>;
   resetPeakAfter: Set<number>;
-  /** The next request to apply. */
+  /** The next request to apply, and the next deferred free to complete. */
   next: number;
+  nextCompletion: number;
 }
 
 /** A replay set up to its first request: the allocator, its device model and the state before the trace. */
@@ -125,6 +130,7 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
   const allocator = new CachingAllocator({
     config: options.config,
     placement,
+    deferredFrees: hasDeferredFrees(stream),
     ...(options.capacity ? { capacity: options.capacity } : {}),
     ...(options.deviceTotal !== undefined ? { deviceTotal: options.deviceTotal } : {}),
     ...(options.device !== undefined ? { device: options.device } : {}),
@@ -133,12 +139,14 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
   const blocks: (Block | null)[] = new Array<Block | null>(stream.idCount).fill(null);
 
   // State from before the trace began; it records no events.
-  for (const [blockId, block] of adoptInitialState(allocator, placement, stream)) blocks[blockId] = block;
+  const adopted = adoptInitialState(allocator, placement, stream);
+  for (const [blockId, block] of adopted.blocks) blocks[blockId] = block;
   allocator.sink = events;
 
   const allocatedSeries = new Float64Array(statsOnly ? 0 : seriesLength);
-  // Active equals allocated in the model (frees complete at once): one array serves both.
-  const series: ReplaySeries = { allocated: allocatedSeries, reserved: new Float64Array(statsOnly ? 0 : seriesLength), active: allocatedSeries, retries: [] };
+  // Active equals allocated unless frees are deferred: then one array serves both.
+  const active = allocator.stats.countActive ? new Float64Array(statsOnly ? 0 : seriesLength) : allocatedSeries;
+  const series: ReplaySeries = { allocated: allocatedSeries, reserved: new Float64Array(statsOnly ? 0 : seriesLength), active, retries: [] };
   return {
     stream,
     allocator,
@@ -148,25 +156,46 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
     series,
     ooms: [],
     divergences,
+    problems: adopted.problems,
     atPeak: { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 },
-    emptyCacheAfter: new Set(options.emptyCacheAfter ?? []),
+    emptyCacheAfter: new Set([...stream.recordedEmptyCache, ...(options.emptyCacheAfter ?? [])]),
     resetPeakAfter: new Set(options.resetPeakAfter ?? []),
     next: 0,
+    nextCompletion: 0,
   };
+}
+
+/** Whether any free of `stream` is deferred (record_stream), so that active* differ from allocation*. */
+function hasDeferredFrees(stream: RequestStream): boolean {
+  return stream.completions.id.length > 0 || stream.initialBlocks.some((b) => b.pending) || stream.kind.includes(RequestKind.freeDeferred);
+}
+
+/** The deferred free of `blockId` completes (its block may already have, in an empty_cache). */
+function completeFree(run: ReplayRun, blockId: number): void {
+  const block = run.blocks[blockId];
+  if (block && block.pending && block.tag === blockId) run.allocator.completeFree(block);
+  run.blocks[blockId] = null;
 }
 
 /** Applies requests run.next .. end - 1. */
 function advance(run: ReplayRun, end: number): void {
   const { allocator, blocks, events, statsOnly, series, ooms, atPeak, emptyCacheAfter, resetPeakAfter } = run;
-  const { kind, id, size, stream: streams } = run.stream;
-  const { allocated: allocatedSeries, reserved: reservedSeries } = series;
+  const { kind, id, size, stream: streams, pool, length } = run.stream;
+  const { before: completionBefore, id: completionId } = run.stream.completions;
+  const { allocated: allocatedSeries, reserved: reservedSeries, active: activeSeries } = series;
+  const countActive = activeSeries !== allocatedSeries;
   const stats = allocator.stats;
+  let c = run.nextCompletion;
+  if (run.next === 0 && emptyCacheAfter.has(-1)) allocator.emptyCache();
   for (let i = run.next; i < end; i++) {
     events.currentRequest = i;
+    // Deferred frees whose streams are done complete first, as malloc processes CUDA events first.
+    while (completionBefore[c] === i) completeFree(run, completionId[c++]!);
     const blockId = id[i]!;
-    if (kind[i] === RequestKind.alloc) {
+    const k = kind[i];
+    if (k === RequestKind.alloc) {
       const retriesBefore = statsOnly ? 0 : stats.counter('num_alloc_retries');
-      const block = allocator.malloc(size[i]!, streams[i]!, blockId);
+      const block = allocator.malloc(size[i]!, streams[i]!, blockId, pool[i]!);
       if (!statsOnly && stats.counter('num_alloc_retries') !== retriesBefore) series.retries.push(i);
       if (block) blocks[blockId] = block;
       else ooms.push({ request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message, why: allocator.lastOom!.why });
@@ -174,8 +203,9 @@ function advance(run: ReplayRun, end: number): void {
       const block = blocks[blockId];
       // No block: its alloc failed in this replay, so the program never got a tensor to free.
       if (block) {
-        allocator.free(block);
-        blocks[blockId] = null;
+        // A deferred free keeps its block here until the free completes.
+        allocator.free(block, k === RequestKind.freeDeferred);
+        if (k === RequestKind.free) blocks[blockId] = null;
       }
     }
     if (emptyCacheAfter.size > 0 && emptyCacheAfter.has(i)) allocator.emptyCache();
@@ -185,6 +215,7 @@ function advance(run: ReplayRun, end: number): void {
     if (!statsOnly) {
       allocatedSeries[i] = allocated;
       reservedSeries[i] = reserved;
+      if (countActive) activeSeries[i] = stats.current(Stat.active_bytes);
     }
     if (reserved > atPeak.reserved) {
       atPeak.request = i;
@@ -193,15 +224,18 @@ function advance(run: ReplayRun, end: number): void {
       atPeak.largestFreeBlock = allocator.largestFreeBlock();
     }
   }
+  // Completions recorded after the last request.
+  if (end === length) while (completionBefore[c] === length) completeFree(run, completionId[c++]!);
   run.next = Math.max(run.next, end);
+  run.nextCompletion = c;
 }
 
 export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
   const n = Math.min(stream.length, (options.until ?? Infinity) + 1);
   const run = startReplay(stream, options, n);
   advance(run, n);
-  const { allocator, atPeak, events, ooms, divergences, series } = run;
-  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, series };
+  const { allocator, atPeak, events, ooms, divergences, problems, series } = run;
+  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, problems, series };
 }
 
 /**

@@ -20,8 +20,11 @@ export interface SnapshotForReplay {
   traces: TraceColumns[];
 }
 
-function isAction(a: unknown): boolean {
-  return actionCode(a) >= 0;
+/** What the checks let through with a note: actions of a newer PyTorch, unknown line numbers. */
+interface CheckNotes {
+  /** Entries skipped, by action name. */
+  skipped: Map<string, number>;
+  unknownLines: number;
 }
 const BLOCK_STATES: ReadonlySet<string> = new Set<SnapshotBlockState>([
   'active_allocated', 'active_pending_free', 'inactive',
@@ -65,6 +68,28 @@ function isInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v);
 }
 
+/** A Python int of any size, read as the nearest number: for fields whose exact value does not matter
+ * (stream handles, times, pool ids, device_free); only addresses and sizes must be exact. */
+function isLooseInt(v: unknown): v is number | bigint {
+  return isInt(v) || typeof v === 'bigint';
+}
+
+/** A loose integer field as a number (see isLooseInt), or `fallback` when it is missing. */
+function looseIntField(o: Dict, key: string, path: () => string, fallback?: number): number {
+  const v = o[key];
+  if (isInt(v)) return v;
+  if (typeof v === 'bigint') return (o[key] = Number(v)) as number;
+  if (v === undefined && fallback !== undefined) return (o[key] = fallback);
+  return bad(`${path()}.${key}`, 'an integer', v);
+}
+
+/** A byte count (an address or a size): an exact integer, 0 or more. */
+function bytesField(o: Dict, key: string, path: () => string, fallback?: number): number {
+  const v = intField(o, key, path, fallback);
+  if (v < 0) bad(`${path()}.${key}`, 'an address or size of 0 or more', v);
+  return v;
+}
+
 /** An integer field, or `fallback` when it is missing and a fallback is allowed. */
 function intField(o: Dict, key: string, path: () => string, fallback?: number): number {
   const v = o[key];
@@ -76,32 +101,48 @@ function intField(o: Dict, key: string, path: () => string, fallback?: number): 
   return bad(`${path()}.${key}`, 'an integer', v);
 }
 
-/** Checks a frame list; `path` is only called to word an error. */
-function checkFrames(v: unknown, path: () => string): void {
+/** A frame's line when PyTorch does not know it (it writes 2^64 - 1, as torch.compile's frames do). */
+export const UNKNOWN_LINE = -1;
+
+/**
+ * Checks a frame list (extra keys, as FX frames have, are kept and not read); `path` is only called
+ * to word an error. A line past 2^53 is PyTorch's "unknown" and becomes UNKNOWN_LINE.
+ */
+function checkFrames(v: unknown, path: () => string, notes: CheckNotes): void {
   if (!Array.isArray(v)) bad(path(), 'a list of frames', v);
   for (let i = 0; i < v.length; i++) {
     const f = v[i] as Dict;
     if (!isDict(f)) bad(`${path()}[${i}]`, 'a frame dict', f);
     if (typeof f.name !== 'string') bad(`${path()}[${i}].name`, 'a string', f.name);
     if (typeof f.filename !== 'string') bad(`${path()}[${i}].filename`, 'a string', f.filename);
-    if (!isInt(f.line)) bad(`${path()}[${i}].line`, 'an integer', f.line);
+    const line = f.line;
+    if (!isInt(line) || line > Number.MAX_SAFE_INTEGER) {
+      if (!isLooseInt(line)) bad(`${path()}[${i}].line`, 'an integer', line);
+      f.line = UNKNOWN_LINE;
+      notes.unknownLines++;
+    }
   }
 }
 
 // The per-entry checks make no closures or strings unless something is wrong: they run
 // once per trace entry, up to millions of times.
-function checkTrace(list: unknown, d: number, seen: Set<unknown>): TraceEntry[] {
+function checkTrace(list: unknown, d: number, seen: Set<unknown>, notes: CheckNotes): TraceEntry[] {
   if (!Array.isArray(list)) bad(`device_traces[${d}]`, 'a list of trace entries', list);
   let lastFrames: unknown;
-  for (let i = 0; i < list.length; i++) lastFrames = checkTraceEntry(list[i], d, i, seen, lastFrames);
-  return list as TraceEntry[];
+  let skipped = 0;
+  for (let i = 0; i < list.length; i++) {
+    const frames = checkTraceEntry(list[i], d, i, seen, lastFrames, notes);
+    if (frames === SKIP) skipped++;
+    else lastFrames = frames;
+  }
+  return (skipped > 0 ? list.filter((e) => actionCode((e as Dict).action) >= 0) : list) as TraceEntry[];
 }
 
 /**
  * A device trace as columns: its dict entries, checked here, with the runs of rows the reader
  * recorded for this list put in their places (see TraceRows).
  */
-function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowCursor): TraceColumns {
+function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowCursor, notes: CheckNotes): TraceColumns {
   if (!Array.isArray(list)) bad(`device_traces[${d}]`, 'a list of trace entries', list);
   const { runs, columns: from } = rows;
   let k = rows.nextRun;
@@ -128,9 +169,10 @@ function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowC
   for (let i = 0; i < list.length; i++) {
     takeRuns(i);
     const e = list[i];
-    lastFrames = checkTraceEntry(e, d, i, seen, lastFrames);
-    const t = e as TraceEntry;
-    out.push(actionCode(t.action), t.addr, t.size, t.stream);
+    const frames = checkTraceEntry(e, d, i, seen, lastFrames, notes);
+    if (frames === SKIP) continue;
+    lastFrames = frames;
+    out.pushEntry(e as TraceEntry);
   }
   takeRuns(list.length);
   rows.nextRun = k;
@@ -147,14 +189,23 @@ interface RowCursor {
   nextRun: number;
 }
 
-/** Checks one entry in place; returns its frame list (a repeat of the last one is not checked again). */
-function checkTraceEntry(entry: unknown, d: number, i: number, seen: Set<unknown>, lastFrames: unknown): unknown {
+/** checkTraceEntry's answer for an entry of an action this splitscope does not know: leave it out. */
+const SKIP = Symbol('skip');
+
+/**
+ * Checks one entry in place; returns its frame list (a repeat of the last one is not checked again),
+ * or SKIP for an action of a newer PyTorch (a string this version does not know), which a replay
+ * can do without.
+ */
+function checkTraceEntry(entry: unknown, d: number, i: number, seen: Set<unknown>, lastFrames: unknown, notes: CheckNotes): unknown {
   const at = (i: number, key: string): string => `device_traces[${d}][${i}]${key}`;
   const e = entry as Dict;
   if (!isDict(e)) bad(at(i, ''), 'a trace entry dict', e);
   const action = e.action;
-  if (!isAction(action)) {
-    bad(at(i, '.action'), `one of ${ACTION_NAMES.join(', ')}`, action);
+  if (actionCode(action) < 0) {
+    if (typeof action !== 'string') bad(at(i, '.action'), `one of ${ACTION_NAMES.join(', ')}`, action);
+    notes.skipped.set(action, (notes.skipped.get(action) ?? 0) + 1);
+    return SKIP;
   }
   if (!isInt(e.addr)) {
     // PyTorch writes device_free instead of addr on an oom.
@@ -162,44 +213,45 @@ function checkTraceEntry(entry: unknown, d: number, i: number, seen: Set<unknown
     else bad(at(i, '.addr'), 'an integer', e.addr);
   }
   if (!isInt(e.size)) bad(at(i, '.size'), 'an integer', e.size);
+  if ((e.addr as number) < 0 || (e.size as number) < 0) {
+    bad(at(i, (e.size as number) < 0 ? '.size' : '.addr'), 'an address or size of 0 or more', (e.size as number) < 0 ? e.size : e.addr);
+  }
   if (!isInt(e.stream)) {
     if (e.stream === undefined) e.stream = 0;
-    else bad(at(i, '.stream'), 'an integer', e.stream);
+    else looseIntField(e, 'stream', () => at(i, ''));
   }
   const t = e.time_us;
   if (t !== undefined && typeof t !== 'number') {
     if (typeof t === 'bigint') e.time_us = Number(t);
     else bad(at(i, '.time_us'), 'a number', t);
   }
-  if (e.device_free !== undefined && !isInt(e.device_free)) {
-    bad(at(i, '.device_free'), 'an integer', e.device_free);
-  }
+  if (e.device_free !== undefined && !isInt(e.device_free)) looseIntField(e, 'device_free', () => at(i, ''));
   const frames = e.frames;
   if (frames !== undefined && frames !== lastFrames) {
     // Entries share frame lists. A short list is cheaper to check again than to look up;
     // a long one is checked once, so shared lists cannot multiply the work.
-    if (!Array.isArray(frames) || frames.length <= 32) checkFrames(frames, () => at(i, '.frames'));
+    if (!Array.isArray(frames) || frames.length <= 32) checkFrames(frames, () => at(i, '.frames'), notes);
     else if (!seen.has(frames)) {
-      checkFrames(frames, () => at(i, '.frames'));
+      checkFrames(frames, () => at(i, '.frames'), notes);
       seen.add(frames);
     }
   }
   if (e.compile_context !== undefined && typeof e.compile_context !== 'string') {
     bad(at(i, '.compile_context'), 'a string', e.compile_context);
   }
-  if (e.user_metadata !== undefined && typeof e.user_metadata !== 'string') {
-    bad(at(i, '.user_metadata'), 'a string', e.user_metadata);
-  }
+  // user_metadata is whatever the program set (_set_memory_metadata): shown as text.
+  if (e.user_metadata !== undefined && typeof e.user_metadata !== 'string') e.user_metadata = String(e.user_metadata);
   return frames ?? lastFrames;
 }
 
-function checkSegment(s: unknown, i: number): SnapshotSegment {
+function checkSegment(s: unknown, i: number, notes: CheckNotes): SnapshotSegment {
   const path = (): string => `segments[${i}]`;
   if (!isDict(s)) bad(path(), 'a segment dict', s);
-  const address = intField(s, 'address', path);
-  const total = intField(s, 'total_size', path);
-  intField(s, 'device', path, 0);
-  intField(s, 'stream', path, 0);
+  const address = bytesField(s, 'address', path);
+  const total = bytesField(s, 'total_size', path);
+  if (total === 0) bad(`${path()}.total_size`, 'a size above 0', total);
+  looseIntField(s, 'device', path, 0);
+  looseIntField(s, 'stream', path, 0);
   const blocks = s.blocks;
   if (!Array.isArray(blocks)) bad(`${path()}.blocks`, 'a list of blocks', blocks);
   // Older PyTorch versions leave out some block and segment fields; fill them the way
@@ -212,20 +264,34 @@ function checkSegment(s: unknown, i: number): SnapshotSegment {
     const b = blocks[j] as Dict;
     const bpath = (): string => `${path()}.blocks[${j}]`;
     if (!isDict(b)) bad(bpath(), 'a block dict', b);
-    const size = intField(b, 'size', bpath);
-    const at = intField(b, 'address', bpath, next);
-    const req = intField(b, 'requested_size', bpath, size);
+    const size = bytesField(b, 'size', bpath);
+    const at = bytesField(b, 'address', bpath, next);
+    const req = bytesField(b, 'requested_size', bpath, size);
+    if (at !== next) {
+      throw new ImportError(
+        'bad-shape',
+        `Not a consistent memory snapshot: ${bpath()} starts at ${at}, but the blocks before it in ${path()} end at ${next}: ` +
+          "a segment's blocks tile it, one after another.",
+      );
+    }
     const state = b.state;
     if (typeof state !== 'string' || !BLOCK_STATES.has(state)) {
       bad(`${bpath()}.state`, `one of ${[...BLOCK_STATES].join(', ')}`, state);
     }
-    if (b.frames !== undefined) checkFrames(b.frames, () => `${bpath()}.frames`);
+    if (b.frames !== undefined) checkFrames(b.frames, () => `${bpath()}.frames`, notes);
     if (state !== 'inactive') active += size;
     if (state === 'active_allocated') {
       allocated += size;
       requested += req;
     }
     next = at + size;
+  }
+  if (next - address !== total && blocks.length > 0) {
+    throw new ImportError(
+      'bad-shape',
+      `Not a consistent memory snapshot: the blocks of ${path()} (at ${address}) add up to ${next - address} bytes, ` +
+        `but the segment is ${total} bytes: a segment's blocks tile it exactly.`,
+    );
   }
   intField(s, 'allocated_size', path, allocated);
   intField(s, 'active_size', path, active);
@@ -234,13 +300,16 @@ function checkSegment(s: unknown, i: number): SnapshotSegment {
   if (type === undefined) s.segment_type = total === SMALL_SEGMENT ? 'small' : 'large';
   else if (type !== 'large' && type !== 'small') bad(`${path()}.segment_type`, "'large' or 'small'", type);
   const pool = s.segment_pool_id;
-  if (pool !== undefined && !(Array.isArray(pool) && pool.length === 2 && isInt(pool[0]) && isInt(pool[1]))) {
-    bad(`${path()}.segment_pool_id`, 'a pair of integers', pool);
+  if (pool !== undefined) {
+    if (!(Array.isArray(pool) && pool.length === 2 && isLooseInt(pool[0]) && isLooseInt(pool[1]))) {
+      bad(`${path()}.segment_pool_id`, 'a pair of integers', pool);
+    }
+    s.segment_pool_id = [Number(pool[0]), Number(pool[1])];
   }
   const expandable = s.is_expandable;
   if (expandable === undefined) s.is_expandable = false;
   else if (typeof expandable !== 'boolean') bad(`${path()}.is_expandable`, 'True or False', expandable);
-  if (s.frames !== undefined) checkFrames(s.frames, () => `${path()}.frames`);
+  if (s.frames !== undefined) checkFrames(s.frames, () => `${path()}.frames`, notes);
   return s as unknown as SnapshotSegment;
 }
 
@@ -291,9 +360,11 @@ export function checkSnapshot(raw: unknown, rows: TraceRows | undefined): Snapsh
   }
 
   const seen = new Set<unknown>();
+  const notes: CheckNotes = { skipped: new Map(), unknownLines: 0 };
   const segmentsIn = top.segments as unknown[];
   const segments: SnapshotSegment[] = [];
-  for (let i = 0; i < segmentsIn.length; i++) segments.push(checkSegment(segmentsIn[i], i));
+  for (let i = 0; i < segmentsIn.length; i++) segments.push(checkSegment(segmentsIn[i], i, notes));
+  checkSegmentsApart(segments);
 
   const tracesIn = top.device_traces;
   const device_traces: TraceEntry[][] = [];
@@ -304,18 +375,20 @@ export function checkSnapshot(raw: unknown, rows: TraceRows | undefined): Snapsh
       const lists = new Set(rows.runs.map((r) => r.list));
       const cursor: RowCursor = { columns: rows.columns, runs: rows.runs, lists, next: 0, nextRun: 0 };
       for (let d = 0; d < tracesIn.length; d++) {
-        traces.push(traceColumnsOf(tracesIn[d], d, seen, cursor));
+        traces.push(traceColumnsOf(tracesIn[d], d, seen, cursor, notes));
         device_traces.push([]);
       }
       // Every row went into a device trace, and nowhere else.
       if (cursor.next !== rows.columns.length || cursor.nextRun !== rows.runs.length) throw new FastPathUnusable();
     } else {
-      for (let d = 0; d < tracesIn.length; d++) device_traces.push(checkTrace(tracesIn[d], d, seen));
+      for (let d = 0; d < tracesIn.length; d++) device_traces.push(checkTrace(tracesIn[d], d, seen, notes));
     }
   }
   if (rows && rows.columns.length > 0 && traces.length === 0) throw new FastPathUnusable();
 
   const snapshot: Snapshot = { segments, device_traces };
+  const said = notesOf(notes);
+  if (said.length > 0) snapshot.notes = said;
   if (top.allocator_settings !== undefined && top.allocator_settings !== null) {
     snapshot.allocator_settings = checkSettings(top.allocator_settings);
   }
@@ -325,4 +398,32 @@ export function checkSnapshot(raw: unknown, rows: TraceRows | undefined): Snapsh
     snapshot.external_annotations = ann;
   }
   return { snapshot, traces };
+}
+
+/** Two segments of one device that share an address range are not a snapshot PyTorch could write. */
+function checkSegmentsApart(segments: readonly SnapshotSegment[]): void {
+  const order = segments.map((_, i) => i).sort((a, b) => segments[a]!.device - segments[b]!.device || segments[a]!.address - segments[b]!.address);
+  for (let k = 1; k < order.length; k++) {
+    const a = segments[order[k - 1]!]!;
+    const b = segments[order[k]!]!;
+    if (a.device === b.device && b.address < a.address + a.total_size) {
+      throw new ImportError(
+        'bad-shape',
+        `Not a consistent memory snapshot: segments[${order[k - 1]}] (at ${a.address}, ${a.total_size} bytes) and ` +
+          `segments[${order[k]}] (at ${b.address}) overlap${a.address === b.address ? ': the same segment is listed twice' : ''}.`,
+      );
+    }
+  }
+}
+
+function notesOf(notes: CheckNotes): string[] {
+  const out: string[] = [];
+  if (notes.skipped.size > 0) {
+    const list = [...notes.skipped].map(([action, n]) => `${n.toLocaleString('en-US')} '${action}'`).join(', ');
+    out.push(`The trace has entries of actions this splitscope does not know (${list}), probably from a newer PyTorch: they were left out; the allocator's own events are all there.`);
+  }
+  if (notes.unknownLines > 0) {
+    out.push(`${notes.unknownLines.toLocaleString('en-US')} stack frames have no line number (PyTorch writes 2^64 - 1 for frames it cannot place, as in torch.compile's generated code): they show as "line unknown".`);
+  }
+  return out;
 }

@@ -67,6 +67,8 @@ export interface Snapshot {
   device_traces: TraceEntry[][];
   allocator_settings?: AllocatorSettings;
   external_annotations?: unknown[];
+  /** splitscope's, not PyTorch's: what reading the file left out or could not read, in words. */
+  notes?: string[];
 }
 
 /**

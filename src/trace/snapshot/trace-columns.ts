@@ -4,6 +4,7 @@ import { growColumns, makeColumns } from '../../lib/columns';
 import { actionCode } from '../../allocator/trace-action';
 import type { TraceEntry } from './snapshot';
 
+/** A device trace in columns. For an oom, `addr` holds device_free, as PyTorch's TraceEntry keeps it. */
 export interface TraceColumns {
   length: number;
   action: Uint8Array;
@@ -33,6 +34,11 @@ export class TraceColumnsBuilder implements TraceColumns {
     this.addr[i] = addr;
     this.size[i] = size;
     this.stream[i] = stream;
+  }
+
+  /** Appends a checked entry (an oom's device_free goes in addr). */
+  pushEntry(e: TraceEntry): void {
+    this.push(actionCode(e.action), e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream);
   }
 
   /** Appends rows [start, start + count) of `from`. */
@@ -65,6 +71,6 @@ export function sliceColumns(c: TraceColumns, start: number, end: number): Trace
 /** Columns of checked trace entries (decodeSnapshotFile's output). */
 export function traceColumnsFromEntries(entries: readonly TraceEntry[]): TraceColumns {
   const columns = new TraceColumnsBuilder(entries.length);
-  for (const e of entries) columns.push(actionCode(e.action), e.addr, e.size, e.stream);
+  for (const e of entries) columns.pushEntry(e);
   return columns;
 }

@@ -38,10 +38,15 @@ function isInt(v: Read): v is number {
   return typeof v === 'number' && Number.isInteger(v);
 }
 
+/** A frame's line: any int (PyTorch writes 2^64 - 1 for an unknown one). */
+function isLine(v: Read): boolean {
+  return isInt(v) || typeof v === 'bigint';
+}
+
 function isFrame(v: Read): boolean {
   if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array) return false;
   const f = v as Record<string, PickleValue>;
-  return typeof f.name === 'string' && typeof f.filename === 'string' && isInt(f.line!);
+  return typeof f.name === 'string' && typeof f.filename === 'string' && isLine(f.line!);
 }
 
 /** `count` rows, next in reading order, that belong in `list` before its item `at`. */
@@ -252,11 +257,11 @@ export class TraceRows implements PickleFastPath {
     if (this.value() !== 'line') return false;
     const line = this.value();
     this.skipFrames();
-    if (typeof name !== 'string' || typeof filename !== 'string' || !isInt(line) || b[this.pos] !== SETITEMS) {
+    if (typeof name !== 'string' || typeof filename !== 'string' || !isLine(line) || b[this.pos] !== SETITEMS) {
       return false;
     }
     this.pos++;
-    memo[slot] = { name, filename, line };
+    memo[slot] = { name, filename, line: line as PickleValue };
     return true;
   }
 
@@ -333,9 +338,9 @@ export class TraceRows implements PickleFastPath {
       case LONG1: {
         if (p + 2 > n) return NO;
         const len = b[p + 1]!;
-        if (len > 8 || p + 2 + len > n) return NO;
+        if (p + 2 + len > n) return NO;
+        // A bigint (past 2^53) is read too: only int() insists on an exact number.
         const v = decodeLong(b, p + 2, len);
-        if (typeof v !== 'number') return NO;
         this.pos = p + 2 + len;
         return v;
       }

@@ -1,18 +1,16 @@
 // A recorded device trace -> the request stream behind it, as memory_viz reads traces: each
 // (address, reuse) gets a logical id, so ids survive a change of config while addresses do not.
-import { LARGE_BUFFER, MiB, SMALL_BUFFER } from '../../allocator/constants';
-import { roundSize } from '../../allocator/sizes';
+// Besides allocs and frees the stream keeps what the program did that the allocator only saw the
+// effects of: frees deferred by record_stream and their completions, empty_cache() calls, and the
+// private pool (CUDA graphs, MemPool) each allocation drew from.
 import { DEFAULT_CONFIG, type AllocatorConfig } from '../../allocator/config';
-import { AddressTable } from '../../lib/address-table';
-import {
-  RequestStreamBuilder,
-  type InitialBlock,
-  type InitialSegment,
-  type RequestStream,
-} from './request-stream';
-import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
 import { Action } from '../../allocator/trace-action';
+import { AddressTable } from '../../lib/address-table';
+import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
 import { traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
+import { DEFAULT_POOL, RequestStreamBuilder, type InitialBlock, type InitialSegment, type PoolId, type RequestStream } from './request-stream';
+import { CapEvidence } from './recorded-cap';
+import { inferInitialBlockSizes, initialMappings } from './window-start';
 
 export interface TraceStreamOptions {
   device?: number;
@@ -25,6 +23,62 @@ export function requestStreamFromSnapshot(snapshot: Snapshot, options: TraceStre
   return requestStreamFromTrace(traceColumnsFromEntries(entries), snapshot.segments, options);
 }
 
+const SMALL_BUFFER = 2 * 1024 * 1024;
+
+/** The pools of the final segments, and which one holds an address (by the final segment there). */
+class PoolMap {
+  readonly pools: PoolId[] = [DEFAULT_POOL];
+  /** Final segments in a private pool, by address: [start, end, pool index]. */
+  private readonly ranges: [number, number, number][] = [];
+
+  constructor(segments: readonly SnapshotSegment[]) {
+    for (const s of segments) {
+      const id = s.segment_pool_id;
+      if (!id || (id[0] === 0 && id[1] === 0)) continue;
+      this.ranges.push([s.address, s.address + s.total_size, this.indexOf(id)]);
+    }
+    this.ranges.sort((a, b) => a[0] - b[0]);
+  }
+
+  get any(): boolean {
+    return this.ranges.length > 0;
+  }
+
+  indexOf(id: PoolId): number {
+    const i = this.pools.findIndex((p) => p[0] === id[0] && p[1] === id[1]);
+    if (i >= 0) return i;
+    this.pools.push([id[0], id[1]]);
+    return this.pools.length - 1;
+  }
+
+  /** The pool of the final segment holding `addr` (0 when none does, or it is a default one). */
+  at(addr: number): number {
+    const r = this.ranges;
+    let lo = 0;
+    let hi = r.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (r[mid]![0] <= addr) lo = mid + 1;
+      else hi = mid;
+    }
+    const hit = r[lo - 1];
+    return hit && addr < hit[1] ? hit[2] : 0;
+  }
+}
+
+/**
+ * Whether the segment_free / segment_unmap run starting at `i` is an empty_cache() call: a malloc
+ * frees cached segments only when a new one did not fit (or gc ran), and then always goes on to a
+ * new segment or an OOM; a run that ends in anything else (a free, an alloc served from the cache,
+ * the end of the trace) was no malloc's.
+ */
+function isEmptyCacheRun(action: Uint8Array, length: number, i: number): boolean {
+  let j = i;
+  while (j < length && (action[j] === Action.segment_free || action[j] === Action.segment_unmap || action[j] === Action.free_completed)) j++;
+  const next = j < length ? action[j] : -1;
+  return next !== Action.segment_alloc && next !== Action.segment_map && next !== Action.oom;
+}
+
 /** `trace`: the device's trace in columns; `segments`: the snapshot's final segments (all devices). */
 export function requestStreamFromTrace(
   trace: TraceColumns,
@@ -32,9 +86,12 @@ export function requestStreamFromTrace(
   { device = 0, config = DEFAULT_CONFIG }: TraceStreamOptions = {},
 ): RequestStream {
   const finalSegments = segments.filter((s) => (s.device ?? 0) === device);
+  const pools = new PoolMap(finalSegments);
   // Each alloc and free_requested is one request (an oom two): about 2/3 of the entries.
   const b = new RequestStreamBuilder(Math.ceil(trace.length * 0.7));
   const liveBlocks = new AddressTable(); // addr -> id
+  /** Blocks whose free is deferred (record_stream), by address, until their free_completed. */
+  const pendingBlocks = new AddressTable();
   const liveSegments = new Map<number, number>(); // addr -> size, made during the trace
   const initialSegments: InitialSegment[] = [];
   const initialBlocks: InitialBlock[] = [];
@@ -43,41 +100,95 @@ export function requestStreamFromTrace(
   /** segment_map (+1) and segment_unmap (-1) ranges in order, to work out what was mapped at the start. */
   const mappingChanges: { addr: number; size: number; sign: 1 | -1 }[] = [];
   const failedInRecording = new Set<number>();
-  const notes: string[] = [];
+  const problems: string[] = [];
+  const problem = (text: string): void => {
+    if (problems.length < 20) problems.push(text);
+  };
+  const at = (i: number): string => `device_traces[${device}][${i}]`;
+  const withPools = pools.any;
+  let deferred = 0;
+  const cap = new CapEvidence(config);
+  /** Reserved bytes (relative to the start) before the cache release a malloc is making, or -1. */
+  let releasingFrom = -1;
+  const recordedOoms: number[] = [];
 
-  const { action, addr: addrs, size: sizes, stream: streams } = trace;
-  for (let i = 0; i < trace.length; i++) {
+  const { action, addr: addrs, size: sizes, stream: streams, length } = trace;
+  for (let i = 0; i < length; i++) {
     const addr = addrs[i]!;
     const size = sizes[i]!;
     switch (action[i]) {
       case Action.alloc: {
+        if (liveBlocks.get(addr) >= 0) {
+          problem(`${at(i)} allocates ${addr} again while the block allocated there before was never freed: this second allocation is left out.`);
+          break;
+        }
         const id = b.newId();
         liveBlocks.set(addr, id);
-        b.alloc(id, size, streams[i]!, i);
+        b.alloc(id, size, streams[i]!, i, -1, withPools ? pools.at(addr) : 0);
         break;
       }
       case Action.free_requested: {
+        const stream = streams[i]!;
+        const source = i;
         let id = liveBlocks.get(addr);
         if (id < 0) {
+          if (pendingBlocks.get(addr) >= 0) {
+            problem(`${at(i)} frees ${addr}, whose block was already freed and not yet completed: left out.`);
+            break;
+          }
           // Allocated before recording began.
           id = b.newId();
-          initialBlocks.push({ id, addr, size: 0, requested: size, stream: streams[i]! });
+          initialBlocks.push({ id, addr, size: 0, requested: size, stream, source });
         } else {
           liveBlocks.delete(addr);
         }
-        b.free(id, size, streams[i]!, i);
+        // A free completes at once unless other streams still use the block: then its free_completed
+        // comes later, when a malloc finds their events done.
+        const now = i + 1 < length && action[i + 1] === Action.free_completed && addrs[i + 1] === addr;
+        if (now) i++;
+        else {
+          pendingBlocks.set(addr, id);
+          deferred++;
+        }
+        b.free(id, size, stream, source, !now);
+        break;
+      }
+      case Action.free_completed: {
+        let id = pendingBlocks.get(addr);
+        if (id >= 0) pendingBlocks.delete(addr);
+        else {
+          // Freed before recording began, completed in it.
+          id = b.newId();
+          initialBlocks.push({ id, addr, size: 0, requested: size, stream: streams[i]!, pending: true, source: i });
+          deferred++;
+        }
+        b.complete(id);
         break;
       }
       case Action.segment_alloc:
         recordedSegments.push({ addr, size });
         liveSegments.set(addr, size);
+        // After a malloc's release, the retry: its first cudaMalloc had not fit.
+        if (releasingFrom >= 0) cap.retried(releasingFrom, size);
+        releasingFrom = -1;
+        cap.reserved(size);
         break;
       case Action.segment_free:
-        if (!liveSegments.delete(addr)) {
-          initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER });
+      case Action.segment_unmap:
+        if (action[i - 1] !== Action.segment_free && action[i - 1] !== Action.segment_unmap) {
+          if (isEmptyCacheRun(action, length, i)) b.emptyCache();
+          else releasingFrom = cap.now;
+        }
+        cap.released(size);
+        if (action[i] === Action.segment_unmap) mappingChanges.push({ addr, size, sign: -1 });
+        else if (!liveSegments.delete(addr)) {
+          initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER, pool: withPools ? pools.at(addr) : 0 });
         }
         break;
       case Action.oom: {
+        releasingFrom = -1;
+        cap.failed(size, addr); // an oom row's addr is device_free
+        recordedOoms.push(b.length);
         // The tensor never existed in the recording, so nothing frees it there.
         const id = b.newId();
         failedInRecording.add(id);
@@ -86,47 +197,54 @@ export function requestStreamFromTrace(
         break;
       }
       case Action.segment_map:
+        releasingFrom = -1;
+        cap.reserved(size);
         recordedMappings.push({ addr, size });
         mappingChanges.push({ addr, size, sign: 1 });
         break;
-      case Action.segment_unmap:
-        mappingChanges.push({ addr, size, sign: -1 });
-        break;
       default:
-        break; // free_completed repeats free_requested here (no cross-stream events); snapshot markers
+        break; // snapshot markers, user-defined entries
     }
   }
 
   // Segments and blocks alive at the end that no event made were there from the start.
-  const finalSizes = new Map<number, { size: number; requested: number }>();
+  const finalSizes = new Map<number, number>();
   for (const segment of finalSegments) {
+    const pool = withPools ? pools.at(segment.address) : 0;
     if (!segment.is_expandable && !liveSegments.has(segment.address)) {
       initialSegments.push({
         addr: segment.address,
         size: segment.total_size,
         stream: segment.stream,
         small: segment.segment_type === 'small',
+        pool,
       });
     }
     let addr = segment.address;
     for (const block of segment.blocks) {
       if (block.state !== 'inactive') {
-        finalSizes.set(addr, { size: block.size, requested: block.requested_size });
-        if (liveBlocks.get(addr) < 0 && !liveSegments.has(segment.address)) {
+        finalSizes.set(addr, block.size);
+        // A block pending at the end and freed before the trace began was never seen freed: it is live throughout.
+        if (liveBlocks.get(addr) < 0 && pendingBlocks.get(addr) < 0 && !liveSegments.has(segment.address)) {
           const id = b.newId();
-          initialBlocks.push({ id, addr, size: block.size, requested: block.requested_size, stream: segment.stream });
+          const pending = block.state === 'active_pending_free';
+          initialBlocks.push({ id, addr, size: block.size, requested: block.requested_size, stream: segment.stream, ...(pending ? { pending } : {}) });
         }
       }
       addr += block.size;
     }
   }
 
-  initialSegments.push(...initialMappings(finalSegments, mappingChanges));
-  inferInitialBlockSizes(initialBlocks, initialSegments, finalSizes, config);
+  const finalRanges = finalSegments
+    .filter((s) => s.is_expandable)
+    .map((s) => ({ addr: s.address, size: s.total_size, stream: s.stream, small: s.segment_type === 'small', pool: withPools ? pools.at(s.address) : 0 }));
+  initialSegments.push(...initialMappings(finalRanges, mappingChanges));
+  inferInitialBlockSizes(initialBlocks, initialSegments, finalSizes, config, trace);
+  const notes: string[] = [];
   if (initialSegments.length > 0 || initialBlocks.length > 0) {
     notes.push(
       `The trace begins mid-run: ${initialSegments.length} segments and ${initialBlocks.length} live blocks existed ` +
-        'before its first event; they are rebuilt from the final snapshot and the frees of blocks the trace never saw allocated.',
+        'before its first event; they are rebuilt from the final snapshot and the events of the trace.',
     );
   }
   if (failedInRecording.size > 0) {
@@ -135,94 +253,35 @@ export function requestStreamFromTrace(
         'lets one succeed, splitscope frees it right after its allocation.',
     );
   }
-  return b.finish({ failedInRecording, initialSegments, initialBlocks, recordedSegments, recordedMappings, notes });
-}
-
-/**
- * expandable_segments: the ranges mapped before the trace began. The final snapshot shows what is
- * mapped at the end; undoing the trace's maps and unmaps, last first, leaves what was there at the start.
- */
-function initialMappings(
-  finalSegments: readonly SnapshotSegment[],
-  changes: readonly { addr: number; size: number; sign: 1 | -1 }[],
-): InitialSegment[] {
-  const finalRanges = finalSegments.filter((s) => s.is_expandable);
-  let ranges: [number, number][] = finalRanges.map((s) => [s.address, s.address + s.total_size]);
-  for (let i = changes.length - 1; i >= 0; i--) {
-    const { addr, size, sign } = changes[i]!;
-    ranges = sign > 0 ? subtractRange(ranges, addr, addr + size) : addRange(ranges, addr, addr + size);
-  }
-  return ranges.map(([lo, hi]) => {
-    // Its pool and stream are those of the nearest final range (the same segment, as ranges of
-    // different segments lie a device's memory apart); with none, the page size tells the pool.
-    let nearest: SnapshotSegment | undefined;
-    for (const s of finalRanges) if (!nearest || Math.abs(s.address - lo) < Math.abs(nearest.address - lo)) nearest = s;
-    return {
-      addr: lo,
-      size: hi - lo,
-      stream: nearest?.stream ?? 0,
-      small: nearest ? nearest.segment_type === 'small' : (hi - lo) % LARGE_BUFFER !== 0,
-      expandable: true,
-    };
+  let initialReserved = 0;
+  for (const s of initialSegments) initialReserved += s.size;
+  const recordedCap = cap.cap(initialReserved);
+  const stream = b.finish({
+    ...(recordedCap ? { recordedCap } : {}),
+    recordedOoms: Int32Array.from(recordedOoms),
+    failedInRecording,
+    initialSegments,
+    initialBlocks,
+    recordedSegments,
+    recordedMappings,
+    pools: pools.pools,
+    notes,
   });
-}
-
-function subtractRange(ranges: [number, number][], lo: number, hi: number): [number, number][] {
-  const out: [number, number][] = [];
-  for (const [a, b] of ranges) {
-    if (b <= lo || a >= hi) out.push([a, b]);
-    else {
-      if (a < lo) out.push([a, lo]);
-      if (b > hi) out.push([hi, b]);
-    }
+  if (deferred > 0) {
+    notes.push(
+      `${deferred.toLocaleString('en-US')} frees were deferred by record_stream (the block was still in use on another stream); ` +
+        'each completes where the recording completed it.',
+    );
   }
-  return out;
-}
-
-function addRange(ranges: [number, number][], lo: number, hi: number): [number, number][] {
-  const out: [number, number][] = [];
-  for (const [a, b] of [...ranges, [lo, hi] as [number, number]].sort((x, y) => x[0] - y[0])) {
-    const last = out[out.length - 1];
-    if (last && a <= last[1]) last[1] = Math.max(last[1], b);
-    else out.push([a, b]);
+  if (stream.recordedEmptyCache.length > 0) {
+    notes.push(`The program called torch.cuda.empty_cache() ${stream.recordedEmptyCache.length} times (seen where it freed segments); each replay makes those calls too.`);
   }
-  return out;
-}
-
-/**
- * Sizes of blocks freed before the final snapshot could show them: the rounded request, grown to the
- * next known block (or the segment's end) when the gap is too small to have been split off
- * (a large-pool block is split only when more than 1 MiB remains).
- */
-function inferInitialBlockSizes(
-  blocks: InitialBlock[],
-  segments: InitialSegment[],
-  finalSizes: Map<number, { size: number }>,
-  config: AllocatorConfig,
-): void {
-  const sorted = [...blocks].sort((x, y) => x.addr - y.addr);
-  const segmentsByAddr = [...segments].sort((x, y) => x.addr - y.addr);
-  for (let i = 0; i < sorted.length; i++) {
-    const block = sorted[i]!;
-    const known = finalSizes.get(block.addr);
-    if (block.size > 0) continue;
-    if (known) {
-      block.size = known.size;
-      continue;
-    }
-    const segment = segmentsByAddr.find((s) => s.addr <= block.addr && block.addr < s.addr + s.size);
-    const rounded = roundSize(block.requested, config);
-    if (!segment) {
-      block.size = rounded;
-      continue;
-    }
-    const next = sorted[i + 1];
-    const boundary =
-      next && next.addr < segment.addr + segment.size ? next.addr : segment.addr + segment.size;
-    const gap = boundary - (block.addr + rounded);
-    // With expandable_segments any remainder of 512 B or more splits off.
-    const unsplit = !segment.small && !segment.expandable && gap > 0 && gap <= 1 * MiB;
-    block.size = unsplit ? boundary - block.addr : rounded;
+  if (pools.pools.length > 1) {
+    notes.push(
+      `Private pools (CUDA graphs, torch.compile's reduce-overhead mode, MemPool): ${pools.pools.slice(1).map((p) => `(${p[0]}, ${p[1]})`).join(', ')}; ` +
+        'each request draws from the pool its block was in, and a pool\'s cached blocks serve only that pool.',
+    );
   }
+  if (problems.length > 0) notes.push(...problems.map((p) => `Inconsistent trace: ${p}`));
+  return stream;
 }
-

@@ -1,12 +1,22 @@
-// The program's side of a run: alloc(id, size, stream) and free(id), with nothing the allocator decided.
+// The program's side of a run: alloc(id, size, stream) and free(id), with nothing the allocator decided
+// (plus what the program did that the allocator saw: deferred frees completing, empty_cache calls).
 // Replaying it under another config asks "what would the allocator have done with these requests?".
 
 import { growColumns, makeColumns, trimColumns, type ColumnsOf } from '../../lib/columns';
+import type { RecordedCap } from './recorded-cap';
 
 export const enum RequestKind {
   alloc = 0,
+  /** free_requested and free_completed together: the block is reusable at once. */
   free = 1,
+  /** free_requested of a block another stream still uses (record_stream): it stays pending, neither
+   * allocated nor reusable, until its completion (RequestStream.completions) comes. */
+  freeDeferred = 2,
 }
+
+/** A private pool's id as PyTorch writes segment_pool_id; (0, 0) is the default pools. */
+export type PoolId = readonly [number, number];
+export const DEFAULT_POOL: PoolId = [0, 0];
 
 /** A segment (and its live blocks) that existed before the first request: a trace that begins mid-run. */
 export interface InitialSegment {
@@ -16,6 +26,8 @@ export interface InitialSegment {
   small: boolean;
   /** A mapped range of an expandable segment rather than a cudaMalloc'd segment. */
   expandable?: boolean;
+  /** Its pool: an index into RequestStream.pools (0, or absent: the default pools). */
+  pool?: number;
 }
 
 export interface InitialBlock {
@@ -25,6 +37,10 @@ export interface InitialBlock {
   size: number;
   requested: number;
   stream: number;
+  /** Freed before the trace began and still pending (a completion in the trace releases it). */
+  pending?: boolean;
+  /** The trace entry that freed it (for messages, and the end of what the trace can say about it). */
+  source?: number;
 }
 
 export interface RequestStream {
@@ -40,10 +56,23 @@ export interface RequestStream {
   /** For an alloc, the logical id of a block the op that produces it reads (-1: unknown, as in a
    * recorded trace). The GPU arena's op kernel reads that block while it writes the new one. */
   input: Int32Array;
+  /** For an alloc, the pool it draws from: an index into `pools` (0: the default pools). */
+  pool: Int32Array;
+  /** Pool ids by index; pools[0] is the default, (0, 0). */
+  pools: PoolId[];
+  /** Deferred frees complete at the start of request before[k], in k order (as the CUDA events of
+   * other streams complete when malloc processes them); before[k] === length: after the last. */
+  completions: { before: Int32Array; id: Int32Array };
+  /** The recording's own torch.cuda.empty_cache() calls: after these request indices (-1: before the first). */
+  recordedEmptyCache: Int32Array;
   /** Number of logical ids; ids are 0..idCount-1. */
   idCount: number;
-  /** Ids whose alloc failed with OOM in the recording (they never existed there). */
+  /** Ids whose alloc failed with OOM in the recording (they never existed there) ... */
   failedInRecording: Set<number>;
+  /** ... and those allocs' request indices. */
+  recordedOoms: Int32Array;
+  /** The memory cap the recording's OOMs and retries show, when they show one. */
+  recordedCap?: RecordedCap;
   initialSegments: InitialSegment[];
   initialBlocks: InitialBlock[];
   /** The recording's cudaMalloc calls in order (empty for generated workloads). */
@@ -63,12 +92,16 @@ const REQUEST_COLUMNS = {
   stream: Float64Array,
   source: Int32Array,
   input: Int32Array,
+  pool: Int32Array,
 } as const;
 
 /** Appends requests to growable columns; `finish()` trims them into a RequestStream. */
 export class RequestStreamBuilder {
   private n = 0;
   private c: ColumnsOf<typeof REQUEST_COLUMNS>;
+  private readonly completionBefore: number[] = [];
+  private readonly completionId: number[] = [];
+  private readonly emptyCacheAfter: number[] = [];
   idCount = 0;
 
   /** `capacity`: the expected number of requests (the columns grow past it). */
@@ -84,20 +117,37 @@ export class RequestStreamBuilder {
     return this.idCount++;
   }
 
-  alloc(id: number, size: number, stream: number, source = -1, input = -1): void {
-    this.push(RequestKind.alloc, id, size, stream, source, input);
+  alloc(id: number, size: number, stream: number, source = -1, input = -1, pool = 0): void {
+    this.push(RequestKind.alloc, id, size, stream, source, input, pool);
   }
 
-  free(id: number, size: number, stream: number, source = -1): void {
-    this.push(RequestKind.free, id, size, stream, source, -1);
+  /** `deferred`: the block stays pending until a completion (see RequestKind.freeDeferred). */
+  free(id: number, size: number, stream: number, source = -1, deferred = false): void {
+    this.push(deferred ? RequestKind.freeDeferred : RequestKind.free, id, size, stream, source, -1, 0);
   }
 
-  finish(extra: Partial<Omit<RequestStream, keyof typeof REQUEST_COLUMNS | 'length' | 'idCount'>> = {}): RequestStream {
+  /** The deferred free of `id` completes at the start of the next request. */
+  complete(id: number): void {
+    this.completionBefore.push(this.n);
+    this.completionId.push(id);
+  }
+
+  /** The program called torch.cuda.empty_cache() here, after the requests so far. */
+  emptyCache(): void {
+    this.emptyCacheAfter.push(this.n - 1);
+  }
+
+  finish(extra: Partial<Omit<RequestStream, keyof typeof REQUEST_COLUMNS | 'length' | 'idCount' | 'completions' | 'recordedEmptyCache'>> = {}): RequestStream {
     return {
       length: this.n,
       ...trimColumns(this.c, REQUEST_COLUMNS, this.n),
+      pools: extra.pools ?? [DEFAULT_POOL],
+      completions: { before: Int32Array.from(this.completionBefore), id: Int32Array.from(this.completionId) },
+      recordedEmptyCache: Int32Array.from(this.emptyCacheAfter),
       idCount: this.idCount,
       failedInRecording: extra.failedInRecording ?? new Set(),
+      recordedOoms: extra.recordedOoms ?? new Int32Array(0),
+      ...(extra.recordedCap ? { recordedCap: extra.recordedCap } : {}),
       initialSegments: extra.initialSegments ?? [],
       initialBlocks: extra.initialBlocks ?? [],
       recordedSegments: extra.recordedSegments ?? [],
@@ -107,7 +157,7 @@ export class RequestStreamBuilder {
     };
   }
 
-  private push(kind: RequestKind, id: number, size: number, stream: number, source: number, input: number): void {
+  private push(kind: RequestKind, id: number, size: number, stream: number, source: number, input: number, pool: number): void {
     let c = this.c;
     if (this.n === c.kind.length) {
       growColumns(c, REQUEST_COLUMNS, c.kind.length * 2);
@@ -120,5 +170,6 @@ export class RequestStreamBuilder {
     c.stream[i] = stream;
     c.source[i] = source;
     c.input[i] = input;
+    c.pool[i] = pool;
   }
 }

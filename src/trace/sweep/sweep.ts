@@ -9,6 +9,7 @@ import { configToString, DEFAULT_CONFIG, sameDecisions, type AllocatorConfig } f
 import { replay } from '../replay/replay';
 import { ConfigError } from '../../allocator/config-error';
 import { recordedConfig } from '../snapshot/recorded-config';
+import { capOf, oomCap } from '../stream/recorded-cap';
 
 export interface SweepRow {
   /** max_split_size_mb, or null for unlimited. */
@@ -36,16 +37,19 @@ export function parseMaxSplitList(text: string): (number | null)[] {
   });
 }
 
+/** `capacity`: absent, the cap a recorded OOM shows (if any); null, none. */
 export function sweepMaxSplit(
   snapshot: Snapshot,
   values: readonly (number | null)[],
-  options: { capacity?: Capacity; stream?: RequestStream; trace?: TraceColumns } = {},
+  options: { capacity?: Capacity | null; stream?: RequestStream; trace?: TraceColumns } = {},
 ): SweepRow[] {
   const recorded = recordedConfig(snapshot.allocator_settings).config;
   const stream =
     options.stream ??
     replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(options.trace ? { trace: options.trace } : {}) }).stream;
-  return values.map((mb) => sweepRow(stream, recorded, recorded, mb, options.capacity));
+  const inferred = options.capacity === undefined ? oomCap(stream) : null;
+  const capacity = options.capacity ?? (inferred ? capOf(inferred) : undefined);
+  return values.map((mb) => sweepRow(stream, recorded, recorded, mb, capacity));
 }
 
 /**
