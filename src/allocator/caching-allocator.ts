@@ -517,9 +517,26 @@ export class CachingAllocator {
   // ---------------------------------------------------------------- release and gc
   // empty_cache, release_available_cached_blocks, release_cached_blocks, garbage_collect_cached_blocks.
 
-  /** torch.cuda.empty_cache(): frees every cached segment that holds no allocation. */
-  emptyCache(): void {
-    this.releaseCachedBlocks();
+  /**
+   * torch.cuda.empty_cache(): frees every cached segment that holds no allocation, of the default pools
+   * and of released private pools. `pool`: emptyCache(id), as ~MemPool calls it: only that pool's, and
+   * only once it is released (releasePool).
+   */
+  emptyCache(pool = 0): void {
+    if (pool === 0) return this.releaseCachedBlocks();
+    const p = this.privatePools[pool];
+    if (!p?.freeable) return;
+    this.stats.count('num_sync_all_streams');
+    for (const block of this.pendingBlocks.filter((b) => b.segment.pool === pool)) this.completeFree(block);
+    this.releaseBlocks(p.small);
+    this.releaseBlocks(p.large);
+  }
+
+  /** releasePool: a private pool's graph (or MemPool) went away: its cached blocks may now be freed. */
+  releasePool(pool: number): void {
+    if (pool === 0) return;
+    this.blockPool(pool, true);
+    this.privatePools[pool]!.freeable = true;
   }
 
   /** Frees oversize cached blocks, only as many as the request needs (max_split_size set only). */
@@ -553,22 +570,29 @@ export class CachingAllocator {
     this.stats.count('num_sync_all_streams');
     if (this.pendingBlocks.length > 0) this.completeAllFrees();
     // The default pools (large, then small), then those of released graphs (graph_pools_freeable: small, then large).
-    const pools = [this.large, this.small];
-    for (const p of this.privatePools) if (p?.freeable) pools.push(p.small, p.large);
-    for (const pool of pools) {
-      const toUnmap: Block[] = [];
-      for (const block of pool.blocks.toArray()) {
-        if (block.segment.expandable) toUnmap.push(block);
-        else if (!block.isSplit()) this.releaseSegment(pool, block);
-      }
-      for (const block of toUnmap) {
-        this.unmapBlock(pool, block);
-        if (!block.mapped && !block.isSplit()) {
-          pool.unmapped.delete(block);
-          this.segments.delete(block.segment.addr);
-          this.expandableCount--;
-          this.placement.unreserve(block.segment.addr);
-        }
+    this.releaseBlocks(this.large);
+    this.releaseBlocks(this.small);
+    for (const p of this.privatePools) {
+      if (!p?.freeable) continue;
+      this.releaseBlocks(p.small);
+      this.releaseBlocks(p.large);
+    }
+  }
+
+  /** release_blocks: a pool's whole free segments, and the whole free pages of its expandable ones. */
+  private releaseBlocks(pool: BlockPool): void {
+    const toUnmap: Block[] = [];
+    for (const block of pool.blocks.toArray()) {
+      if (block.segment.expandable) toUnmap.push(block);
+      else if (!block.isSplit()) this.releaseSegment(pool, block);
+    }
+    for (const block of toUnmap) {
+      this.unmapBlock(pool, block);
+      if (!block.mapped && !block.isSplit()) {
+        pool.unmapped.delete(block);
+        this.segments.delete(block.segment.addr);
+        this.expandableCount--;
+        this.placement.unreserve(block.segment.addr);
       }
     }
   }

@@ -8,7 +8,8 @@ import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { ImportError } from '../lib/import-error';
-import { replaySnapshot } from '../trace/replay/replay-snapshot';
+import { fragmentation } from '../trace/measures/fragmentation';
+import { NO_HISTORY, replaySnapshot } from '../trace/replay/replay-snapshot';
 import type { AddressModel } from '../trace/replay/replay';
 import type { Snapshot } from '../trace/snapshot/snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
@@ -81,6 +82,7 @@ function main(argv: string[]): number {
     const settings = parseParamValues(param, values.values);
     const { snapshot, traces } = loadForReplay(file);
     const run = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
+    if (run.stream.length === 0) return nothingToSweep(file);
     const base = values.conf !== undefined ? parseAllocConf(values.conf).config : run.recorded;
     const rows = sweepParam(run.stream, base, run.recorded, param, settings, run.capacity);
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows, ['config', (r) => r.conf || '(defaults)']));
@@ -90,6 +92,7 @@ function main(argv: string[]): number {
     if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none (or --param and --values)');
     const settings = parseMaxSplitList(values['max-split']);
     const { snapshot, traces } = loadForReplay(file);
+    if (!traces.some((t) => t.length > 0)) return nothingToSweep(file);
     const rows = sweepMaxSplit(snapshot, settings, { ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
     return 0;
@@ -111,8 +114,9 @@ function main(argv: string[]): number {
   // Only --out needs the whole trace (times, stack frames); a replay needs its columns.
   const { snapshot, traces } = values.out ? { snapshot: load(file), traces: [] } : loadForReplay(file);
   const d = Number(device ?? 0);
-  if (!traces[d]?.length && !snapshot.device_traces[d]?.length) {
-    throw new UsageError(`${file} has no trace for device ${d} (it has ${Math.max(traces.length, snapshot.device_traces.length)} device trace(s))`);
+  // A snapshot without history (segments only) still shows its moment: only a device it lacks is a mistake.
+  if (!traces[d]?.length && !snapshot.device_traces[d]?.length && !snapshot.segments.some((s) => (s.device ?? 0) === d) && d > 0) {
+    throw new UsageError(`${file} has no trace for device ${d}, nor segments (it has ${Math.max(traces.length, snapshot.device_traces.length)} device trace(s))`);
   }
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
@@ -148,8 +152,19 @@ function main(argv: string[]): number {
     for (const line of o.why) console.log(`  why: ${line}`);
   }
   console.log(statsTable(result.stats));
+  const f = fragmentation(result.allocator);
+  console.log(
+    `at the end: reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
+      `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
+  );
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;
+}
+
+/** A snapshot without allocation history has one moment and no requests: a sweep has nothing to vary. */
+function nothingToSweep(file: string): number {
+  console.error(`splitscope: ${file}: ${NO_HISTORY}`);
+  return 1;
 }
 
 function load(file: string): Snapshot {

@@ -24,6 +24,10 @@ const GAP_FRACTION = 0.003;
 export interface Lane {
   small: boolean;
   stream: number;
+  /** 0: the default pools; else a private pool's index into the layout's poolNames. */
+  pool: number;
+  /** A private pool's name, '' for the default pools. */
+  poolName: string;
   firstSegment: number;
   endSegment: number;
   firstRow: number;
@@ -51,7 +55,8 @@ export interface SegmentMapGeometry {
 }
 
 export function laneLabel(lane: Lane): string {
-  return `${lane.small ? 'small' : 'large'} pool · stream ${lane.stream}`;
+  const pool = `${lane.small ? 'small' : 'large'} pool · stream ${lane.stream}`;
+  return lane.poolName ? `${lane.poolName} · ${pool}` : pool;
 }
 
 /**
@@ -61,7 +66,14 @@ export function laneLabel(lane: Lane): string {
 function laneGap(layout: MemoryLayout, first: number, rowBytes: number): number {
   let bytes = 0;
   let end = first;
-  for (; end < layout.segmentSize.length && layout.segmentSmall[end] === layout.segmentSmall[first] && layout.segmentStream[end] === layout.segmentStream[first]; end++) {
+  for (
+    ;
+    end < layout.segmentSize.length &&
+    layout.segmentSmall[end] === layout.segmentSmall[first] &&
+    layout.segmentStream[end] === layout.segmentStream[first] &&
+    layout.segmentPool[end] === layout.segmentPool[first];
+    end++
+  ) {
     bytes += layout.segmentSize[end]!;
   }
   return Math.ceil(Math.min(rowBytes * GAP_FRACTION, (0.2 * bytes) / (end - first)));
@@ -84,14 +96,15 @@ export function packSegments(layout: MemoryLayout, rowBytes: number, metrics: Se
     const size = layout.segmentSize[s]!;
     const small = layout.segmentSmall[s] === 1;
     const stream = layout.segmentStream[s]!;
+    const pool = layout.segmentPool[s]!;
     let lane = lanes[lanes.length - 1];
-    if (!lane || lane.small !== small || lane.stream !== stream) {
+    if (!lane || lane.small !== small || lane.stream !== stream || lane.pool !== pool) {
       if (lane) {
         lane.endSegment = s;
         lane.endRow = rowTops.length;
         y += metrics.rowHeight + metrics.laneGap;
       }
-      lane = { small, stream, firstSegment: s, endSegment: n, firstRow: rowTops.length, endRow: 0, gapBytes: laneGap(layout, s, rowBytes), top: y, bytes: 0 };
+      lane = { small, stream, pool, poolName: layout.poolNames[pool] ?? '', firstSegment: s, endSegment: n, firstRow: rowTops.length, endRow: 0, gapBytes: laneGap(layout, s, rowBytes), top: y, bytes: 0 };
       lanes.push(lane);
       y += metrics.headerHeight;
       rowTops.push(y);

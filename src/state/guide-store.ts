@@ -7,7 +7,7 @@ import type { SweepRow } from '../trace/sweep/sweep';
 import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
 import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/sweep/tuning-guide';
 import type { SweepJob } from '../worker/sweep-worker';
-import { sourceStream } from './session-store';
+import { sourceStream, useSession } from './session-store';
 import { AsyncLimiter } from '../lib/async-limiter';
 import { replayBasis, runSweepJobs } from './sweep-pool';
 import { useSweep } from './sweep-store';
@@ -15,15 +15,21 @@ import { useSweep } from './sweep-store';
 interface GuideState {
   guide: TuningGuide | null;
   error: string | null;
+  /** Why there is no guide for this source (no requests to replay), if there is none. */
+  unavailable: string | null;
 }
 
-export const useGuide = create<GuideState>()(() => ({ guide: null, error: null }));
+export const useGuide = create<GuideState>()(() => ({ guide: null, error: null, unavailable: null }));
 
 /** One guide at a time: a newer one stops the one being built and takes its place. */
 const guides = new AsyncLimiter();
 
 async function build(superseded: AbortSignal): Promise<void> {
-  useGuide.setState({ guide: null, error: null });
+  useGuide.setState({ guide: null, error: null, unavailable: null });
+  if (useSession.getState().summary?.requests === 0) {
+    useGuide.setState({ unavailable: 'This snapshot has no allocation history: there is nothing to replay, so no setting to compare.' });
+    return;
+  }
   const { rows, largestRequest } = useSweep.getState();
   const basis = replayBasis();
   if (!basis) return;
@@ -69,5 +75,7 @@ export function guideIdle(): Promise<void> {
 export function installGuide(): void {
   useSweep.subscribe((s, before) => {
     if (s.done && !before.done) void guides.schedule(build);
+    // A new sweep (a new source, config or cap): the guide of the last one no longer applies.
+    else if (!s.done && before.done) useGuide.setState({ guide: null, error: null, unavailable: null });
   });
 }

@@ -49,6 +49,12 @@ export function runSweep(values: (number | null)[] = maxSplitSteps(sliderTopMiB(
 async function sweep(values: (number | null)[], workers: number | undefined, superseded: AbortSignal): Promise<void> {
   const basis = replayBasis();
   if (!basis) return;
+  // A snapshot without history has no requests to replay: no sweep.
+  if (useSession.getState().summary?.requests === 0) {
+    useSweep.setState({ values: [], rows: [], done: false, seconds: null, error: null, largestRequest: 0 });
+    useSweep.setState({ done: true }); // a sweep that ended: the guide follows it
+    return;
+  }
   const { asked, recorded, capacity } = basis;
   const base: AllocatorConfig = { ...asked, maxSplitSize: Infinity };
   const n = workerCount(values.length, workers);

@@ -14,7 +14,9 @@ const PRESETS: [string, number][] = [
   [`H200 (${H200_TOTAL_MEMORY.toLocaleString('en-US')} bytes)`, H200_TOTAL_MEMORY],
 ];
 
-export function CapacityControl({ bytes, onChange }: { bytes: number | null; onChange(bytes: number | null): void }) {
+/** `own`: the cap the source brings when none is chosen (a per_process_memory_fraction key, or one a
+ * recorded OOM shows), said beside it. */
+export function CapacityControl({ bytes, own, onChange }: { bytes: number | null; own: { bytes: number; why: string } | null; onChange(bytes: number | null): void }) {
   const id = useId();
   const preset = bytes === null ? 'none' : PRESETS.some(([, b]) => b === bytes) ? String(bytes) : 'custom';
   const [custom, setCustom] = useState(preset === 'custom' && bytes !== null ? String(bytes) : '');
@@ -42,7 +44,7 @@ export function CapacityControl({ bytes, onChange }: { bytes: number | null; onC
           else if (v !== 'custom') onChange(Number(v));
         }}
       >
-        <option value="none">No cap</option>
+        <option value="none">{own ? `As recorded (${formatSize(own.bytes)})` : 'No cap'}</option>
         {PRESETS.map(([label, b]) => (
           <option key={b} value={b}>
             {label}
@@ -64,6 +66,7 @@ export function CapacityControl({ bytes, onChange }: { bytes: number | null; onC
         />
       )}
       {bytes !== null && <span className="hint"> {formatSize(bytes)}</span>}
+      {bytes === null && own && <span className="hint"> {own.why}</span>}
       {error && <p className="error">{error}</p>}
     </div>
   );

@@ -7,6 +7,8 @@ import { configMyths, maxSplitIsNoCap } from '../allocator/config-myths';
 import { parseAllocConf } from '../allocator/config-parser';
 import { useShallow } from 'zustand/react/shallow';
 import { useSession } from '../state/session-store';
+import { formatSize } from '../allocator/format-size';
+import type { ReplaySummary } from '../worker/replay-protocol';
 import { useSweep } from '../state/sweep-store';
 import { CapacityControl } from './CapacityControl';
 import { MaxSplitSlider } from './MaxSplitSlider';
@@ -26,6 +28,16 @@ function safeMaxSplit(conf: string): number {
   } catch {
     return Infinity;
   }
+}
+
+/** The cap a source brings: a per_process_memory_fraction key's, or the one its recorded OOM shows. */
+function ownCap(summary: ReplaySummary | null): { bytes: number; why: string } | null {
+  if (!summary?.capacity || summary.capacityBytes !== null) return null;
+  const cap = summary.inferredCap;
+  const why = cap
+    ? `inferred from the recorded OOM: between ${formatSize(cap.lo)} and ${formatSize(cap.hi)}`
+    : 'per_process_memory_fraction in the config';
+  return { bytes: summary.capacity.bytes, why };
 }
 
 export function ConfigPanel() {
@@ -105,7 +117,7 @@ export function ConfigPanel() {
           recorded with <code>{summary.recordedConf || '(defaults)'}</code> · addresses {summary.addresses}
         </p>
       )}
-      <CapacityControl bytes={settings.capacityBytes} onChange={setCapacity} />
+      <CapacityControl bytes={settings.capacityBytes} own={ownCap(summary)} onChange={setCapacity} />
     </section>
   );
 }

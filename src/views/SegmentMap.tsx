@@ -485,7 +485,7 @@ function BlockTip({ layout: l, tip, cursor, frames, width }: BlockTipProps): JSX
         )}
         <dt>segment</dt>
         <dd>
-          {hex(l.segmentAddr[s]!)}, {formatSize(l.segmentSize[s]!)}, {l.segmentSmall[s] ? 'small' : 'large'} pool, stream {l.segmentStream[s]}
+          {hex(l.segmentAddr[s]!)}, {formatSize(l.segmentSize[s]!)}, {l.poolNames[l.segmentPool[s]!] ? `${l.poolNames[l.segmentPool[s]!]}, ` : ''}{l.segmentSmall[s] ? 'small' : 'large'} pool, stream {l.segmentStream[s]}
         </dd>
       </dl>
       {stack === 'loading' && <div className="tip-frames">loading stack…</div>}

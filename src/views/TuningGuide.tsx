@@ -4,13 +4,14 @@ import { usePanel } from './use-panel';
 import { useGuide } from '../state/guide-store';
 
 export function TuningGuide() {
-  const { guide, error } = useGuide();
+  const { guide, error, unavailable } = useGuide();
   const panel = usePanel('guide');
   return (
     <details className="guide" {...panel}>
       <summary>Tuning guide for this run</summary>
       {error && <p className="error">{error}</p>}
-      {!guide && !error && <p className="hint">Replaying the settings worth trying…</p>}
+      {unavailable && <p className="hint">{unavailable}</p>}
+      {!guide && !error && !unavailable && <p className="hint">Replaying the settings worth trying…</p>}
       {guide && (
         <>
           <p className="hint">

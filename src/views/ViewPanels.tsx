@@ -9,7 +9,7 @@ import { Timeline } from './Timeline';
 const ALL = 'all';
 
 export function ViewPanels() {
-  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter } = useSession(
+  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter, recordedCalls } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({
       view: s.view,
@@ -23,9 +23,14 @@ export function ViewPanels() {
       setPinned: s.setPinned,
       emptyCacheAfter: s.settings.emptyCacheAfter,
       resetPeakAfter: s.settings.resetPeakAfter,
+      recordedCalls: s.summary?.recordedEmptyCache,
     })),
   );
-  const calls = useMemo(() => [...(emptyCacheAfter ?? []), ...(resetPeakAfter ?? [])], [emptyCacheAfter, resetPeakAfter]);
+  // Inserted calls and the recording's own empty_cache() calls, marked alike.
+  const calls = useMemo(
+    () => [...(emptyCacheAfter ?? []), ...(resetPeakAfter ?? []), ...(recordedCalls ?? [])],
+    [emptyCacheAfter, resetPeakAfter, recordedCalls],
+  );
   const streamId = useId();
   const [stream, setStream] = useState<string>(ALL);
   const layout = view?.layout ?? null;

@@ -154,10 +154,15 @@ function viewOf(allocator: CachingAllocator, cursor: number, ooms: Map<number, R
     cursor,
     stats: allocator.memoryStats(),
     fragmentation: fragmentation(allocator),
-    layout: memoryLayout(allocator, (id) => (id >= 0 && id < at.length ? at[id]! : -1)),
+    layout: memoryLayout(allocator, (id) => (id >= 0 && id < at.length ? at[id]! : -1), poolNamesOf(source!.stream!)),
     oom: ooms.get(cursor)?.message ?? null,
     oomWhy: ooms.get(cursor)?.why ?? [],
   };
+}
+
+/** How the segment map names the stream's pools: '' for the default ones. */
+function poolNamesOf(stream: RequestStream): string[] {
+  return stream.pools.map((p, i) => (i === 0 ? '' : `private pool (${p[0]}, ${p[1]})`));
 }
 
 function timelineOf(result: ReplayResult): ReplayTimeline {

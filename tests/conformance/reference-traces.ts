@@ -1,4 +1,6 @@
-// The reference traces in tests/fixtures (real PyTorch 2.11 snapshots from an H200) and their manifest.
+// The reference traces in tests/fixtures (real PyTorch 2.11 snapshots from an H200) and their manifests:
+// MANIFEST.json for the lab traces (torch.empty/del sequences, GPT-2 training), real/MANIFEST.json for
+// real-library programs (torchvision, transformers, torch.compile, CUDA graphs, an OOM dump, ...).
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Capacity } from '../../src/allocator/capacity';
@@ -12,9 +14,9 @@ export interface ManifestTrace {
   workload: string;
   seed?: number;
   conf: string;
-  allowed_memory_maximum: number | null;
+  allowed_memory_maximum?: number | null;
   device_total: number | null;
-  requests: number | null;
+  requests?: number | null;
   ooms: number | null;
   trace_events: number;
   stats_at_end: Record<string, number>;
@@ -27,12 +29,24 @@ export interface ManifestTrace {
   /** ... or with a second trace's requests on cuda:1 (and its stats). */
   source1?: string | null;
   stats_at_end_device1?: Record<string, number>;
+  /** Real programs: the history ring buffer dropped the start; or no history at all. */
+  midrun?: boolean;
+  segments_only?: boolean;
+  no_history?: boolean;
+  description?: string;
 }
 
-export const MANIFEST: ManifestTrace[] = JSON.parse(readFileSync(join(FIXTURES, 'MANIFEST.json'), 'utf8')).traces;
+const manifest = (path: string): ManifestTrace[] => JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')).traces;
+export const MANIFEST: ManifestTrace[] = manifest('MANIFEST.json');
+/** Real programs' snapshots, in tests/fixtures/real. */
+export const REAL_MANIFEST: ManifestTrace[] = manifest('real/MANIFEST.json');
 
 export function loadTrace(file: string): Snapshot {
   return decodeSnapshotFile(readFileSync(join(FIXTURES, file)));
+}
+
+export function loadRealTrace(file: string): Snapshot {
+  return loadTrace(join('real', file));
 }
 
 /** The cap the recording ran under (set_per_process_memory_fraction), if any. */

@@ -3,7 +3,7 @@
 import { describe, expect, test } from 'vitest';
 import { ACTION_NAMES } from '../../src/allocator/trace-action';
 import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
-import { capacityOf, loadTrace, MANIFEST } from './reference-traces';
+import { capacityOf, loadRealTrace, loadTrace, MANIFEST, REAL_MANIFEST } from './reference-traces';
 
 for (const workload of ['random-s1', 'transformer-s1']) {
   describe(`${workload}: default recording replayed under other configs`, () => {
@@ -56,4 +56,29 @@ test('a trace recorded with expandable_segments, replayed without: its segments 
   expect(allocs).toBeGreaterThan(10_000);
   expect(run.result.stats['num_ooms']).toBe(0);
   expect(run.result.stats['segment.all.current']).toBeGreaterThan(0);
+});
+
+describe('real programs: the default recording predicts the one under another config', () => {
+  const find = (file: string) => REAL_MANIFEST.find((t) => t.file === file)!;
+
+  test('resnet50 training under max_split_size_mb:128 (OOMs exact, peak within 1%, cudaMalloc/cudaFree exact)', () => {
+    const target = find('resnet__max_split_size_mb=128.pickle.gz');
+    const run = replaySnapshot(loadRealTrace('resnet__default.pickle.gz'), { conf: target.conf });
+    const got = run.result.stats;
+    const want = target.stats_at_end;
+    expect(run.addresses).toBe('simulated');
+    expect(got['num_ooms']).toBe(want['num_ooms']);
+    expect(Math.abs(got['reserved_bytes.all.peak']! - want['reserved_bytes.all.peak']!) / want['reserved_bytes.all.peak']!).toBeLessThanOrEqual(0.01);
+    expect([got['num_device_alloc'], got['num_device_free']]).toEqual([want['num_device_alloc'], want['num_device_free']]);
+  });
+
+  test("the OOM dump, with no capacity given, OOMs under max_split_size_mb:128 where that recording did", () => {
+    const recorded = replaySnapshot(loadRealTrace('oom__max_split_size_mb=128.pickle.gz'));
+    expect(recorded.inferredCap).not.toBeNull();
+    expect(recorded.result.ooms.length).toBe(1);
+    const run = replaySnapshot(loadRealTrace('oom__default.pickle.gz'), { conf: 'max_split_size_mb:128' });
+    expect(run.inferredCap).not.toBeNull();
+    expect(run.result.ooms.map((o) => o.request)).toEqual(recorded.result.ooms.map((o) => o.request));
+    expect(run.notes.join(' ')).toMatch(/cap was between .* Replayed with 10\.00 GiB/);
+  });
 });

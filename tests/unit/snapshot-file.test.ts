@@ -260,7 +260,10 @@ describe('decodeSnapshotFile: bad files', () => {
   });
 
   it('stops a gzip bomb at maxBytes, whatever its trailer claims', () => {
-    const bomb = gzipSync(new Uint8Array(50 << 20), { level: 1 });
+    // It starts like a pickle (protocol 4), so that only its size gives it away.
+    const data = new Uint8Array(50 << 20);
+    data.set([0x80, 0x04]);
+    const bomb = gzipSync(data, { level: 1 });
     expect(bomb.length).toBeLessThan(1 << 20);
     const e = importError(() => decodeSnapshotFile(bomb, { maxBytes: 8 << 20 }));
     expect(e.code).toBe('too-large');
@@ -271,6 +274,13 @@ describe('decodeSnapshotFile: bad files', () => {
     const e2 = importError(() => decodeSnapshotFile(lying, { maxBytes: 8 << 20 }));
     expect(e2.code).toBe('too-large');
     expect(e2.message).toMatch(/it decompresses to more than 8\.0 MiB, over the 8\.0 MiB limit/);
+  });
+
+  it('refuses a gzip of something else from its first kilobyte, not after inflating it', () => {
+    // 50 MiB of zeros: with a 2 GiB limit the whole would be inflated before the parse failed.
+    const e = importError(() => decodeSnapshotFile(gzipSync(new Uint8Array(50 << 20), { level: 1 })));
+    expect(e.code).toBe('not-a-snapshot');
+    expect(e.message).toMatch(/gzip-compressed, but what it holds is neither/);
   });
 
   it('applies maxBytes to uncompressed input too', () => {

@@ -16,12 +16,14 @@ export const enum BlockState {
 export const BLOCK_STATE_NAMES = ['allocated', 'cached free (split segment)', 'free segment', 'pending free'] as const;
 
 export interface MemoryLayout {
-  /** Segments ordered by pool (large first), then stream, then address. */
+  /** Segments ordered by pool (the default pools first, large before small), then stream, then address. */
   segmentAddr: Float64Array;
   segmentSize: Float64Array;
   segmentStream: Float64Array;
   /** 1 for the small pool (segments of 2 MiB for requests up to 1 MiB). */
   segmentSmall: Uint8Array;
+  /** 0: the default pools; else a private pool, named by poolNames[k]. */
+  segmentPool: Int32Array;
   /** Index of each segment's first block; blocks of a segment are contiguous, in address order. */
   segmentFirstBlock: Int32Array;
   blockAddr: Float64Array;
@@ -37,33 +39,36 @@ export interface MemoryLayout {
   blockSince: Int32Array;
   /** The allocator's max_split_size in bytes (Infinity when unlimited). */
   maxSplitSize: number;
+  /** Names of the pools by index ('' for the default pools), e.g. 'private pool (0, 1)'. */
+  poolNames: string[];
 }
 
 /**
  * The layout of `allocator` now. `allocatedAt(id)` gives the request index of an allocation's alloc
  * (for its age), or -1.
  */
-export function memoryLayout(allocator: CachingAllocator, allocatedAt: (id: number) => number): MemoryLayout {
+export function memoryLayout(allocator: CachingAllocator, allocatedAt: (id: number) => number, poolNames: string[] = ['']): MemoryLayout {
   const segments = allocator
     .segmentsByAddress()
-    .sort((a, b) => Number(a.small) - Number(b.small) || a.stream - b.stream || a.addr - b.addr);
+    .sort((a, b) => a.segment.pool - b.segment.pool || Number(a.small) - Number(b.small) || a.stream - b.stream || a.addr - b.addr);
   let blocks = 0;
   // A segment's blocks run while mapped (an expandable segment's range ends at unmapped space).
   for (const s of segments) for (let b: typeof s.head | null = s.head; b?.mapped; b = b.next) blocks++;
-  const layout = emptyLayout(segments.length, blocks, allocator.config.maxSplitSize);
+  const layout = emptyLayout(segments.length, blocks, allocator.config.maxSplitSize, poolNames);
   let k = 0;
   segments.forEach((s, i) => {
     layout.segmentAddr[i] = s.addr;
     layout.segmentSize[i] = s.size;
     layout.segmentStream[i] = s.stream;
     layout.segmentSmall[i] = s.small ? 1 : 0;
+    layout.segmentPool[i] = s.segment.pool;
     layout.segmentFirstBlock[i] = k;
     const whole = !s.head.next?.mapped;
     for (let b: typeof s.head | null = s.head; b?.mapped; b = b.next, k++) {
       layout.blockAddr[k] = b.addr;
       layout.blockSize[k] = b.size;
       layout.blockRequested[k] = b.allocated ? b.requestedSize : 0;
-      layout.blockState[k] = b.allocated ? BlockState.allocated : whole ? BlockState.freeSegment : BlockState.cachedSplit;
+      layout.blockState[k] = b.pending ? BlockState.pendingFree : b.allocated ? BlockState.allocated : whole ? BlockState.freeSegment : BlockState.cachedSplit;
       layout.blockOversize[k] = b.size >= layout.maxSplitSize ? 1 : 0;
       layout.blockId[k] = b.allocated ? b.tag : -1;
       layout.blockSince[k] = b.allocated ? allocatedAt(b.tag) : -1;
@@ -73,12 +78,13 @@ export function memoryLayout(allocator: CachingAllocator, allocatedAt: (id: numb
 }
 
 /** A layout of `segments` segments and `blocks` blocks, all zero, to fill in. */
-export function emptyLayout(segments: number, blocks: number, maxSplitSize: number): MemoryLayout {
+export function emptyLayout(segments: number, blocks: number, maxSplitSize: number, poolNames: string[] = ['']): MemoryLayout {
   return {
     segmentAddr: new Float64Array(segments),
     segmentSize: new Float64Array(segments),
     segmentStream: new Float64Array(segments),
     segmentSmall: new Uint8Array(segments),
+    segmentPool: new Int32Array(segments),
     segmentFirstBlock: new Int32Array(segments),
     blockAddr: new Float64Array(blocks),
     blockSize: new Float64Array(blocks),
@@ -88,6 +94,7 @@ export function emptyLayout(segments: number, blocks: number, maxSplitSize: numb
     blockId: new Int32Array(blocks),
     blockSince: new Int32Array(blocks),
     maxSplitSize,
+    poolNames,
   };
 }
 
@@ -114,13 +121,14 @@ export function layoutOfStream(layout: MemoryLayout, stream: number): MemoryLayo
     segments.push(i);
     blocks += end(i) - layout.segmentFirstBlock[i]!;
   }
-  const out = emptyLayout(segments.length, blocks, layout.maxSplitSize);
+  const out = emptyLayout(segments.length, blocks, layout.maxSplitSize, layout.poolNames);
   let k = 0;
   segments.forEach((i, j) => {
     out.segmentAddr[j] = layout.segmentAddr[i]!;
     out.segmentSize[j] = layout.segmentSize[i]!;
     out.segmentStream[j] = stream;
     out.segmentSmall[j] = layout.segmentSmall[i]!;
+    out.segmentPool[j] = layout.segmentPool[i]!;
     out.segmentFirstBlock[j] = k;
     for (let b = layout.segmentFirstBlock[i]!; b < end(i); b++, k++) {
       out.blockAddr[k] = layout.blockAddr[b]!;

@@ -8,8 +8,15 @@ import type { StringCache } from './pickle-string-cache';
 
 /** Stands in the pickle's value for an object the fast path read. */
 export const ROW_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathRow': true });
-/** Stands in the memo for a value the fast path checked and did not keep. */
+/** Stands in the memo for a value the fast path checked and did not keep ... */
 export const SKIPPED_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathSkipped': true });
+/** ... and for one it also marked (the trace rows: a frame list with an empty_cache frame). */
+export const MARKED_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathMarked': true });
+
+/** Whether `v` is one of the stand-ins, which only the fast path may read. */
+export function isStandIn(v: PickleValue | undefined): boolean {
+  return v === ROW_STAND_IN || v === SKIPPED_STAND_IN || v === MARKED_STAND_IN;
+}
 
 /** A stand-in was used in a way the fast path cannot vouch for: read the file again without it. */
 export class FastPathUnusable extends Error {}

@@ -8,7 +8,7 @@
 import { ImportError } from '../../lib/import-error';
 import { decodeLong, normalizeBig } from './pickle-ints';
 import { StringCache } from './pickle-string-cache';
-import { FastPathUnusable, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from './pickle-fast-path';
+import { FastPathUnusable, isStandIn, ROW_STAND_IN, type PickleFastPath } from './pickle-fast-path';
 import type { PickleDict, PickleValue } from './pickle-value';
 import {
   ADDITEMS,
@@ -340,7 +340,7 @@ function memoize(memo: PickleValue[], sparse: Map<number, PickleValue>, v: Pickl
 
 /** A memo value that stands for a trace row or skipped frames may not be used again. */
 function checkNotStandIn(v: PickleValue): PickleValue {
-  if (v === ROW_STAND_IN || v === SKIPPED_STAND_IN) throw new FastPathUnusable();
+  if (isStandIn(v)) throw new FastPathUnusable();
   return v;
 }
 
@@ -458,7 +458,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         if (pos >= n) truncated(at, op, pos + 1, n);
         const i = b[pos++]!;
         const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
-        if (v === ROW_STAND_IN || v === SKIPPED_STAND_IN) checkNotStandIn(v);
+        if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
         stack[sp++] = v;
         break;
       }
@@ -467,7 +467,7 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
         const i = view.getUint32(pos, true);
         pos += 4;
         const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
-        if (v === ROW_STAND_IN || v === SKIPPED_STAND_IN) checkNotStandIn(v);
+        if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
         stack[sp++] = v;
         break;
       }

@@ -56,6 +56,13 @@ export interface SnapshotReplayPlan {
   replayOptions: ReplayOptions;
 }
 
+/** What a snapshot without allocation history shows, and how to record one that replays. */
+export const NO_HISTORY =
+  'This snapshot has no allocation history (torch.cuda.memory_snapshot(), or _snapshot() without ' +
+  '_record_memory_history): it shows the memory at one moment, and there is nothing to replay or sweep. To record ' +
+  'history, run torch.cuda.memory._record_memory_history(max_entries=100000) before the code, and ' +
+  'torch.cuda.memory._dump_snapshot("snapshot.pickle") after it.';
+
 export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOptions = {}): SnapshotReplayPlan {
   const recorded = recordedConfig(snapshot.allocator_settings);
   const notes: string[] = [];
@@ -79,6 +86,7 @@ export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOp
       : requestStreamFromSnapshot(snapshot, streamOptions));
   notes.push(...stream.notes);
   if (snapshot.notes) notes.unshift(...snapshot.notes);
+  if (stream.length === 0) notes.unshift(NO_HISTORY);
   // The cap: the one asked for, else the config's per_process_memory_fraction, else the one a
   // recording that ended in an OOM shows.
   const fromConfig = fractionCapacity(config.perProcessMemoryFraction, H200_TOTAL_MEMORY);

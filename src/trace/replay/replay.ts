@@ -101,12 +101,15 @@ interface ReplayRun {
   divergences: ReplayDivergence[];
   problems: string[];
   atPeak: PeakMoment;
-  /** The recording's empty_cache() calls and the inserted ones, by the request they follow. */
+  /** Inserted calls, by the request they follow. */
   emptyCacheAfter: Set<number>;
   resetPeakAfter: Set<number>;
-  /** The next request to apply, and the next deferred free to complete. */
+  /** The next request to apply, the next deferred free to complete, and the next of the recording's
+   * own empty_cache calls and pool releases. */
   next: number;
   nextCompletion: number;
+  nextRecordedCall: number;
+  nextRelease: number;
 }
 
 /** A replay set up to its first request: the allocator, its device model and the state before the trace. */
@@ -158,11 +161,21 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
     divergences,
     problems: adopted.problems,
     atPeak: { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 },
-    emptyCacheAfter: new Set([...stream.recordedEmptyCache, ...(options.emptyCacheAfter ?? [])]),
+    emptyCacheAfter: new Set(options.emptyCacheAfter ?? []),
     resetPeakAfter: new Set(options.resetPeakAfter ?? []),
     next: 0,
     nextCompletion: 0,
+    nextRecordedCall: 0,
+    nextRelease: 0,
   };
+}
+
+/** The recording's own calls after request `i`: pools released, then empty_cache. */
+function recordedCalls(run: ReplayRun, i: number): void {
+  const { after: releasedAfter, pool: released } = run.stream.releasedPools;
+  while (releasedAfter[run.nextRelease] === i) run.allocator.releasePool(released[run.nextRelease++]!);
+  const { recordedEmptyCache: after, recordedEmptyCachePool: pool } = run.stream;
+  while (after[run.nextRecordedCall] === i) run.allocator.emptyCache(pool[run.nextRecordedCall++]!);
 }
 
 /** Whether any free of `stream` is deferred (record_stream), so that active* differ from allocation*. */
@@ -186,7 +199,7 @@ function advance(run: ReplayRun, end: number): void {
   const countActive = activeSeries !== allocatedSeries;
   const stats = allocator.stats;
   let c = run.nextCompletion;
-  if (run.next === 0 && emptyCacheAfter.has(-1)) allocator.emptyCache();
+  if (run.next === 0) recordedCalls(run, -1);
   for (let i = run.next; i < end; i++) {
     events.currentRequest = i;
     // Deferred frees whose streams are done complete first, as malloc processes CUDA events first.
@@ -208,6 +221,7 @@ function advance(run: ReplayRun, end: number): void {
         if (k === RequestKind.free) blocks[blockId] = null;
       }
     }
+    recordedCalls(run, i);
     if (emptyCacheAfter.size > 0 && emptyCacheAfter.has(i)) allocator.emptyCache();
     if (resetPeakAfter.size > 0 && resetPeakAfter.has(i)) allocator.resetPeakStats();
     const reserved = allocator.reservedBytes;

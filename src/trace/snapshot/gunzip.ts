@@ -13,6 +13,26 @@ export function isGzip(bytes: Uint8Array): boolean {
   return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
 }
 
+/**
+ * The first `wanted` bytes `gz` inflates to (fewer if it holds fewer), inflating no more than it takes:
+ * what a file is can be told from its start before gigabytes are inflated. Damage found this early is
+ * left for the full inflate to report.
+ */
+export function gunzipHead(gz: Uint8Array, wanted: number): Uint8Array {
+  const chunks: Uint8Array[] = [];
+  let total = 0;
+  const inflater = new Gunzip((chunk) => {
+    if (total < wanted && chunk.length > 0) chunks.push(chunk);
+    total += chunk.length;
+  });
+  try {
+    for (let pos = 0; pos < gz.length && total < wanted; pos += 4096) inflater.push(gz.subarray(pos, Math.min(gz.length, pos + 4096)), false);
+  } catch {
+    // reported by the full inflate
+  }
+  return concatBytes(chunks, chunks.reduce((n, c) => n + c.length, 0)).subarray(0, wanted);
+}
+
 export function formatBytes(n: number): string {
   return n >= 1024 ** 3 ? `${(n / 1024 ** 3).toFixed(1)} GiB` : `${(n / 1024 ** 2).toFixed(1)} MiB`;
 }

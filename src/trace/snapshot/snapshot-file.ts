@@ -4,7 +4,7 @@
 import { ImportError } from '../../lib/import-error';
 import { readPickle, type ReadPickleOptions } from '../pickle/pickle-reader';
 import { tuple, unsharedItems, writePickle, type PickleWritable } from '../pickle/pickle-writer';
-import { formatBytes, gunzipBounded, isGzip, platformGunzip, tooLarge, type PlatformGunzip } from './gunzip';
+import { formatBytes, gunzipBounded, gunzipHead, isGzip, platformGunzip, tooLarge, type PlatformGunzip } from './gunzip';
 import { SNAPSHOT_WORDS, type Snapshot, type TraceEntry } from './snapshot';
 import { checkSnapshot, NOT_A_SNAPSHOT, type SnapshotForReplay } from './snapshot-checks';
 import { traceColumnsFromEntries } from './trace-columns';
@@ -49,6 +49,12 @@ function looksLikePickle(b: Uint8Array): boolean {
   if (first !== 0x63) return false;
   const head = String.fromCharCode(...b.subarray(0, 256));
   return /^c[\w.]+\n[\w.]+\n/.test(head);
+}
+
+/** JSON of a snapshot opens with '{' (a dict) or '[' (memory_snapshot()'s list), after any spaces. */
+function looksLikeJson(b: Uint8Array): boolean {
+  const c = firstNonSpace(b);
+  return c === 0x7b || c === 0x5b || (c === -1 && b.length > 0);
 }
 
 function parseJson(data: Uint8Array): unknown {
@@ -102,6 +108,9 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
   let start = 0; // where parsing begins on the overall 0..1 scale
   if (isGzip(bytes)) {
     start = 0.3;
+    // A gzip of something else is told from its first kilobyte, not after inflating all of it.
+    const head = gunzipHead(bytes, 1024);
+    if (head.length > 0 && !looksLikePickle(head) && !looksLikeJson(head)) throw new ImportError('not-a-snapshot', `${NOT_A_SNAPSHOT} It is gzip-compressed, but what it holds is neither.`);
     data = options.gunzip
       ? platformGunzip(options.gunzip, bytes, maxBytes)
       : gunzipBounded(bytes, maxBytes, (f) => progress(f * start));

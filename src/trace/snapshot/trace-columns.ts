@@ -11,9 +11,14 @@ export interface TraceColumns {
   addr: Float64Array;
   size: Float64Array;
   stream: Float64Array;
+  /** What the entry's stack frames say (FROM_EMPTY_CACHE), where they are recorded. */
+  flags: Uint8Array;
 }
 
-const TRACE_COLUMNS = { action: Uint8Array, addr: Float64Array, size: Float64Array, stream: Float64Array } as const;
+/** A segment_free or segment_unmap that torch.cuda.empty_cache() made (its stack says so). */
+export const FROM_EMPTY_CACHE = 1;
+
+const TRACE_COLUMNS = { action: Uint8Array, addr: Float64Array, size: Float64Array, stream: Float64Array, flags: Uint8Array } as const;
 
 /** Appends entries to growable columns. */
 export class TraceColumnsBuilder implements TraceColumns {
@@ -22,23 +27,28 @@ export class TraceColumnsBuilder implements TraceColumns {
   declare addr: Float64Array;
   declare size: Float64Array;
   declare stream: Float64Array;
+  declare flags: Uint8Array;
 
   constructor(capacity = 1024) {
     Object.assign(this, makeColumns(TRACE_COLUMNS, Math.max(16, capacity)));
   }
 
-  push(code: number, addr: number, size: number, stream: number): void {
+  push(code: number, addr: number, size: number, stream: number, flags = 0): void {
     if (this.length === this.action.length) this.grow();
     const i = this.length++;
     this.action[i] = code;
     this.addr[i] = addr;
     this.size[i] = size;
     this.stream[i] = stream;
+    // The column starts zeroed: most rows never write (nor page in) its memory.
+    if (flags !== 0) this.flags[i] = flags;
   }
 
   /** Appends a checked entry (an oom's device_free goes in addr). */
   pushEntry(e: TraceEntry): void {
-    this.push(actionCode(e.action), e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream);
+    const released = e.action === 'segment_free' || e.action === 'segment_unmap';
+    const flags = released && e.frames?.some((f) => f.name === 'empty_cache') ? FROM_EMPTY_CACHE : 0;
+    this.push(actionCode(e.action), e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream, flags);
   }
 
   /** Appends rows [start, start + count) of `from`. */
@@ -49,6 +59,7 @@ export class TraceColumnsBuilder implements TraceColumns {
     this.addr.set(from.addr.subarray(start, end), this.length);
     this.size.set(from.size.subarray(start, end), this.length);
     this.stream.set(from.stream.subarray(start, end), this.length);
+    this.flags.set(from.flags.subarray(start, end), this.length);
     this.length += count;
   }
 
@@ -65,6 +76,7 @@ export function sliceColumns(c: TraceColumns, start: number, end: number): Trace
     addr: c.addr.subarray(start, end),
     size: c.size.subarray(start, end),
     stream: c.stream.subarray(start, end),
+    flags: c.flags.subarray(start, end),
   };
 }
 

@@ -7,7 +7,7 @@
 // fast path cannot vouch for is read again the generic way (decodeSnapshotForReplay).
 import { actionCode } from '../../allocator/trace-action';
 import { decodeLong } from '../pickle/pickle-ints';
-import { FastPathUnusable, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from '../pickle/pickle-fast-path';
+import { FastPathUnusable, MARKED_STAND_IN, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from '../pickle/pickle-fast-path';
 import {
   APPEND,
   APPENDS,
@@ -28,7 +28,8 @@ import {
 } from '../pickle/pickle-opcodes';
 import type { StringCache } from '../pickle/pickle-string-cache';
 import type { PickleValue } from '../pickle/pickle-value';
-import { TraceColumnsBuilder } from './trace-columns';
+import { Action } from '../../allocator/trace-action';
+import { FROM_EMPTY_CACHE, TraceColumnsBuilder } from './trace-columns';
 
 /** Returned by `value()` for anything the fast path does not read. */
 const NO = Symbol('no');
@@ -74,6 +75,8 @@ export class TraceRows implements PickleFastPath {
   private b: Uint8Array = new Uint8Array(0);
   private view: DataView = new DataView(new ArrayBuffer(0));
   private pos = 0;
+  /** A frame of the list being read is torch.cuda.empty_cache's. */
+  private emptyCacheSeen = false;
 
   /** `pickleBytes`: the size of the pickle, to size the columns (an entry takes 40 bytes or more). */
   constructor(pickleBytes: number) {
@@ -162,12 +165,15 @@ export class TraceRows implements PickleFastPath {
     if (!this.key('compile_context') || typeof this.value() !== 'string') return -1;
     if (!this.key('user_metadata') || typeof this.value() !== 'string') return -1;
     this.skipFrames();
+    let flags = 0;
     if (b[this.pos] !== SETITEMS) {
-      if (!this.key('frames') || !this.frames()) return -1;
+      const frames = this.key('frames') ? this.frames() : -1;
+      if (frames < 0) return -1;
+      if (frames > 0 && (code === Action.segment_free || code === Action.segment_unmap)) flags = FROM_EMPTY_CACHE;
       this.skipFrames();
       if (b[this.pos] !== SETITEMS) return -1;
     }
-    this.columns.push(code, addr, size, stream);
+    this.columns.push(code, addr, size, stream, flags);
     return this.pos + 1;
   }
 
@@ -205,19 +211,32 @@ export class TraceRows implements PickleFastPath {
     return isInt(v) ? v : NaN;
   }
 
-  /** A frame list: a memo reference, or a new list of frame dicts. Checks it and keeps nothing. */
-  private frames(): boolean {
+  /**
+   * A frame list: a memo reference, or a new list of frame dicts. Checks it and keeps nothing but
+   * whether a frame is torch.cuda.empty_cache's: -1 not a frame list, 1 one with it, 0 one without.
+   */
+  private frames(): number {
     const b = this.b;
     this.skipFrames();
     if (b[this.pos] !== EMPTY_LIST) {
       const v = this.value();
-      return v === SKIPPED_STAND_IN || (Array.isArray(v) && v.every(isFrame));
+      if (v === SKIPPED_STAND_IN) return 0;
+      if (v === MARKED_STAND_IN) return 1;
+      if (!Array.isArray(v) || !v.every(isFrame)) return -1;
+      return v.some((f) => (f as Record<string, PickleValue>).name === 'empty_cache') ? 1 : 0;
     }
     this.pos++;
+    let slot = -1;
     if (b[this.pos] === MEMOIZE) {
+      slot = this.memo.length;
       this.memo.push(SKIPPED_STAND_IN);
       this.pos++;
     }
+    this.emptyCacheSeen = false;
+    const done = (): number => {
+      if (this.emptyCacheSeen && slot >= 0) this.memo[slot] = MARKED_STAND_IN;
+      return this.emptyCacheSeen ? 1 : 0;
+    };
     // Lists come as MARK items APPENDS (in batches of 1000), one item and APPEND, or nothing.
     for (;;) {
       this.skipFrames();
@@ -227,16 +246,16 @@ export class TraceRows implements PickleFastPath {
         for (;;) {
           this.skipFrames();
           if (b[this.pos] === APPENDS) break;
-          if (!this.frame()) return false;
+          if (!this.frame()) return -1;
         }
         this.pos++;
       } else if (op === EMPTY_DICT || op === BINGET || op === LONG_BINGET) {
-        if (!this.frame()) return false;
+        if (!this.frame()) return -1;
         this.skipFrames();
-        if (b[this.pos] !== APPEND) return false;
+        if (b[this.pos] !== APPEND) return -1;
         this.pos++;
       } else {
-        return true;
+        return done();
       }
     }
   }
@@ -244,7 +263,12 @@ export class TraceRows implements PickleFastPath {
   /** One frame: a memo reference to a frame dict, or a new {name, filename, line}. */
   private frame(): boolean {
     const b = this.b;
-    if (b[this.pos] !== EMPTY_DICT) return isFrame(this.value());
+    if (b[this.pos] !== EMPTY_DICT) {
+      const v = this.value();
+      if (!isFrame(v)) return false;
+      if ((v as Record<string, PickleValue>).name === 'empty_cache') this.emptyCacheSeen = true;
+      return true;
+    }
     if (b[this.pos + 1] !== MEMOIZE || b[this.pos + 2] !== MARK) return false;
     this.pos += 3;
     const memo = this.memo;
@@ -262,6 +286,7 @@ export class TraceRows implements PickleFastPath {
     }
     this.pos++;
     memo[slot] = { name, filename, line: line as PickleValue };
+    if (name === 'empty_cache') this.emptyCacheSeen = true;
     return true;
   }
 

@@ -7,8 +7,9 @@ import { DEFAULT_CONFIG, type AllocatorConfig } from '../../allocator/config';
 import { Action } from '../../allocator/trace-action';
 import { AddressTable } from '../../lib/address-table';
 import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
-import { traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
-import { DEFAULT_POOL, RequestStreamBuilder, type InitialBlock, type InitialSegment, type PoolId, type RequestStream } from './request-stream';
+import { FROM_EMPTY_CACHE, traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
+import { PoolInference, type Incarnation } from './pool-inference';
+import { RequestStreamBuilder, type InitialBlock, type InitialSegment, type RequestStream } from './request-stream';
 import { CapEvidence } from './recorded-cap';
 import { inferInitialBlockSizes, initialMappings } from './window-start';
 
@@ -25,54 +26,17 @@ export function requestStreamFromSnapshot(snapshot: Snapshot, options: TraceStre
 
 const SMALL_BUFFER = 2 * 1024 * 1024;
 
-/** The pools of the final segments, and which one holds an address (by the final segment there). */
-class PoolMap {
-  readonly pools: PoolId[] = [DEFAULT_POOL];
-  /** Final segments in a private pool, by address: [start, end, pool index]. */
-  private readonly ranges: [number, number, number][] = [];
-
-  constructor(segments: readonly SnapshotSegment[]) {
-    for (const s of segments) {
-      const id = s.segment_pool_id;
-      if (!id || (id[0] === 0 && id[1] === 0)) continue;
-      this.ranges.push([s.address, s.address + s.total_size, this.indexOf(id)]);
-    }
-    this.ranges.sort((a, b) => a[0] - b[0]);
-  }
-
-  get any(): boolean {
-    return this.ranges.length > 0;
-  }
-
-  indexOf(id: PoolId): number {
-    const i = this.pools.findIndex((p) => p[0] === id[0] && p[1] === id[1]);
-    if (i >= 0) return i;
-    this.pools.push([id[0], id[1]]);
-    return this.pools.length - 1;
-  }
-
-  /** The pool of the final segment holding `addr` (0 when none does, or it is a default one). */
-  at(addr: number): number {
-    const r = this.ranges;
-    let lo = 0;
-    let hi = r.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (r[mid]![0] <= addr) lo = mid + 1;
-      else hi = mid;
-    }
-    const hit = r[lo - 1];
-    return hit && addr < hit[1] ? hit[2] : 0;
-  }
-}
-
 /**
- * Whether the segment_free / segment_unmap run starting at `i` is an empty_cache() call: a malloc
- * frees cached segments only when a new one did not fit (or gc ran), and then always goes on to a
- * new segment or an OOM; a run that ends in anything else (a free, an alloc served from the cache,
- * the end of the trace) was no malloc's.
+ * Whether the segment_free / segment_unmap run starting at `i` is an empty_cache() call: its stack
+ * says so where one was recorded. Else: a malloc frees cached segments only when a new one did not fit
+ * (or gc ran), and then always goes on to a new segment or an OOM; a run that ends in anything else
+ * (a free, an alloc served from the cache, the end of the trace) was no malloc's. Without stacks, an
+ * empty_cache() right before an allocation that needs a new segment looks like a malloc's release.
  */
-function isEmptyCacheRun(action: Uint8Array, length: number, i: number): boolean {
+function isEmptyCacheRun(trace: TraceColumns, i: number): boolean {
+  const { action, flags, length } = trace;
+  // Where stacks were recorded, they say so.
+  if (flags[i]! & FROM_EMPTY_CACHE) return true;
   let j = i;
   while (j < length && (action[j] === Action.segment_free || action[j] === Action.segment_unmap || action[j] === Action.free_completed)) j++;
   const next = j < length ? action[j] : -1;
@@ -86,7 +50,7 @@ export function requestStreamFromTrace(
   { device = 0, config = DEFAULT_CONFIG }: TraceStreamOptions = {},
 ): RequestStream {
   const finalSegments = segments.filter((s) => (s.device ?? 0) === device);
-  const pools = new PoolMap(finalSegments);
+  const pools = new PoolInference(finalSegments);
   // Each alloc and free_requested is one request (an oom two): about 2/3 of the entries.
   const b = new RequestStreamBuilder(Math.ceil(trace.length * 0.7));
   const liveBlocks = new AddressTable(); // addr -> id
@@ -105,7 +69,10 @@ export function requestStreamFromTrace(
     if (problems.length < 20) problems.push(text);
   };
   const at = (i: number): string => `device_traces[${device}][${i}]`;
-  const withPools = pools.any;
+  const withPools = pools.active;
+  /** The recording's empty_cache calls: after which request, and the segments each freed. */
+  const calls: { after: number; freed: (Incarnation | number)[] }[] = [];
+  let call: (typeof calls)[number] | null = null;
   let deferred = 0;
   const cap = new CapEvidence(config);
   /** Reserved bytes (relative to the start) before the cache release a malloc is making, or -1. */
@@ -124,7 +91,9 @@ export function requestStreamFromTrace(
         }
         const id = b.newId();
         liveBlocks.set(addr, id);
-        b.alloc(id, size, streams[i]!, i, -1, withPools ? pools.at(addr) : 0);
+        // A pool not known yet (-1) is settled at the end (pools.resolve).
+        const pool = withPools ? pools.alloc(addr, streams[i]!, i, b.length) : 0;
+        b.alloc(id, size, streams[i]!, i, -1, Math.max(0, pool));
         break;
       }
       case Action.free_requested: {
@@ -168,6 +137,7 @@ export function requestStreamFromTrace(
       case Action.segment_alloc:
         recordedSegments.push({ addr, size });
         liveSegments.set(addr, size);
+        if (withPools) pools.segmentMade(addr, size, streams[i]!, i);
         // After a malloc's release, the retry: its first cudaMalloc had not fit.
         if (releasingFrom >= 0) cap.retried(releasingFrom, size);
         releasingFrom = -1;
@@ -176,13 +146,18 @@ export function requestStreamFromTrace(
       case Action.segment_free:
       case Action.segment_unmap:
         if (action[i - 1] !== Action.segment_free && action[i - 1] !== Action.segment_unmap) {
-          if (isEmptyCacheRun(action, length, i)) b.emptyCache();
+          call = null;
+          if (isEmptyCacheRun(trace, i)) calls.push((call = { after: b.length - 1, freed: [] }));
           else releasingFrom = cap.now;
         }
         cap.released(size);
         if (action[i] === Action.segment_unmap) mappingChanges.push({ addr, size, sign: -1 });
-        else if (!liveSegments.delete(addr)) {
-          initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER, pool: withPools ? pools.at(addr) : 0 });
+        else {
+          const gone = withPools ? pools.segmentGone(addr) : null;
+          call?.freed.push(gone ?? addr);
+          if (!liveSegments.delete(addr)) {
+            initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER, pool: withPools ? pools.finalPoolAt(addr) : 0 });
+          }
         }
         break;
       case Action.oom: {
@@ -210,7 +185,7 @@ export function requestStreamFromTrace(
   // Segments and blocks alive at the end that no event made were there from the start.
   const finalSizes = new Map<number, number>();
   for (const segment of finalSegments) {
-    const pool = withPools ? pools.at(segment.address) : 0;
+    const pool = withPools ? pools.finalPoolAt(segment.address) : 0;
     if (!segment.is_expandable && !liveSegments.has(segment.address)) {
       initialSegments.push({
         addr: segment.address,
@@ -237,11 +212,12 @@ export function requestStreamFromTrace(
 
   const finalRanges = finalSegments
     .filter((s) => s.is_expandable)
-    .map((s) => ({ addr: s.address, size: s.total_size, stream: s.stream, small: s.segment_type === 'small', pool: withPools ? pools.at(s.address) : 0 }));
+    .map((s) => ({ addr: s.address, size: s.total_size, stream: s.stream, small: s.segment_type === 'small', pool: withPools ? pools.finalPoolAt(s.address) : 0 }));
   initialSegments.push(...initialMappings(finalRanges, mappingChanges));
   inferInitialBlockSizes(initialBlocks, initialSegments, finalSizes, config, trace);
   const notes: string[] = [];
-  if (initialSegments.length > 0 || initialBlocks.length > 0) {
+  // (A snapshot with no history at all says so itself: replay-snapshot.ts's NO_HISTORY.)
+  if ((initialSegments.length > 0 || initialBlocks.length > 0) && length > 0) {
     notes.push(
       `The trace begins mid-run: ${initialSegments.length} segments and ${initialBlocks.length} live blocks existed ` +
         'before its first event; they are rebuilt from the final snapshot and the events of the trace.',
@@ -267,6 +243,8 @@ export function requestStreamFromTrace(
     pools: pools.pools,
     notes,
   });
+  if (withPools) pools.resolve(stream.pool, calls.map((c) => c.freed));
+  Object.assign(stream, recordedCalls(calls, (x) => (typeof x === 'number' ? (withPools ? pools.finalPoolAt(x) : 0) : x.pool)));
   if (deferred > 0) {
     notes.push(
       `${deferred.toLocaleString('en-US')} frees were deferred by record_stream (the block was still in use on another stream); ` +
@@ -284,4 +262,36 @@ export function requestStreamFromTrace(
   }
   if (problems.length > 0) notes.push(...problems.map((p) => `Inconsistent trace: ${p}`));
   return stream;
+}
+
+/**
+ * The recording's empty_cache calls, with what their frees say of private pools: one that freed only a
+ * private pool's segments was that pool's emptyCache(id) (a MemPool going away), and a pool whose
+ * segments an empty_cache freed had been released (its graph or MemPool gone) by then.
+ */
+function recordedCalls(
+  calls: readonly { after: number; freed: readonly (Incarnation | number)[] }[],
+  poolOf: (freed: Incarnation | number) => number,
+): Pick<RequestStream, 'recordedEmptyCache' | 'recordedEmptyCachePool' | 'releasedPools'> {
+  const after: number[] = [];
+  const pool: number[] = [];
+  const releasedAfter: number[] = [];
+  const released: number[] = [];
+  const known = new Set<number>();
+  for (const call of calls) {
+    const pools = new Set(call.freed.map(poolOf));
+    for (const p of pools) {
+      if (p === 0 || known.has(p)) continue;
+      known.add(p);
+      releasedAfter.push(call.after);
+      released.push(p);
+    }
+    after.push(call.after);
+    pool.push(pools.size === 1 && !pools.has(0) ? [...pools][0]! : 0);
+  }
+  return {
+    recordedEmptyCache: Int32Array.from(after),
+    recordedEmptyCachePool: Int32Array.from(pool),
+    releasedPools: { after: Int32Array.from(releasedAfter), pool: Int32Array.from(released) },
+  };
 }

@@ -63,8 +63,14 @@ export interface RequestStream {
   /** Deferred frees complete at the start of request before[k], in k order (as the CUDA events of
    * other streams complete when malloc processes them); before[k] === length: after the last. */
   completions: { before: Int32Array; id: Int32Array };
-  /** The recording's own torch.cuda.empty_cache() calls: after these request indices (-1: before the first). */
+  /** The recording's own empty_cache calls, after these request indices (-1: before the first), in
+   * order; recordedEmptyCachePool[k] is 0 for torch.cuda.empty_cache(), else the private pool of a
+   * MemPool's emptyCache(id) (its destructor's). */
   recordedEmptyCache: Int32Array;
+  recordedEmptyCachePool: Int32Array;
+  /** Private pools whose graph or MemPool went away (releasePool), before the empty_cache call after
+   * the same request: their cached blocks may be freed from then on. */
+  releasedPools: { after: Int32Array; pool: Int32Array };
   /** Number of logical ids; ids are 0..idCount-1. */
   idCount: number;
   /** Ids whose alloc failed with OOM in the recording (they never existed there) ... */
@@ -101,7 +107,6 @@ export class RequestStreamBuilder {
   private c: ColumnsOf<typeof REQUEST_COLUMNS>;
   private readonly completionBefore: number[] = [];
   private readonly completionId: number[] = [];
-  private readonly emptyCacheAfter: number[] = [];
   idCount = 0;
 
   /** `capacity`: the expected number of requests (the columns grow past it). */
@@ -132,18 +137,17 @@ export class RequestStreamBuilder {
     this.completionId.push(id);
   }
 
-  /** The program called torch.cuda.empty_cache() here, after the requests so far. */
-  emptyCache(): void {
-    this.emptyCacheAfter.push(this.n - 1);
-  }
 
-  finish(extra: Partial<Omit<RequestStream, keyof typeof REQUEST_COLUMNS | 'length' | 'idCount' | 'completions' | 'recordedEmptyCache'>> = {}): RequestStream {
+
+  finish(extra: Partial<Omit<RequestStream, keyof typeof REQUEST_COLUMNS | 'length' | 'idCount' | 'completions'>> = {}): RequestStream {
     return {
       length: this.n,
       ...trimColumns(this.c, REQUEST_COLUMNS, this.n),
       pools: extra.pools ?? [DEFAULT_POOL],
       completions: { before: Int32Array.from(this.completionBefore), id: Int32Array.from(this.completionId) },
-      recordedEmptyCache: Int32Array.from(this.emptyCacheAfter),
+      recordedEmptyCache: extra.recordedEmptyCache ?? new Int32Array(0),
+      recordedEmptyCachePool: extra.recordedEmptyCachePool ?? new Int32Array(extra.recordedEmptyCache?.length ?? 0),
+      releasedPools: extra.releasedPools ?? { after: new Int32Array(0), pool: new Int32Array(0) },
       idCount: this.idCount,
       failedInRecording: extra.failedInRecording ?? new Set(),
       recordedOoms: extra.recordedOoms ?? new Int32Array(0),

@@ -1,0 +1,153 @@
+// Which pool each allocation of a trace drew from: the default pools, or a private pool (a CUDA
+// graph's, torch.compile's reduce-overhead mode, a torch.cuda.MemPool). A 2.11 trace entry does not
+// say (2.12 adds a pool_id); the final snapshot's segments do, for the segments alive at the end. A
+// segment freed during the trace takes the pool of the allocations around its first one on its
+// stream: a capture or a use_mem_pool context routes a stretch of one stream's allocations to one pool.
+import type { SnapshotSegment } from '../snapshot/snapshot';
+import { DEFAULT_POOL, type PoolId } from './request-stream';
+
+/** A small pool segment's size (the large pool's are larger, or cudaMalloc'd for one request). */
+const SMALL_SEGMENT = 2 * 1024 * 1024;
+
+/** A segment's life in the trace, from its segment_alloc to its segment_free (or the end). */
+export interface Incarnation {
+  addr: number;
+  size: number;
+  stream: number;
+  /** Trace index of its first allocation (its segment_alloc's when it has none). */
+  first: number;
+  /** Still there at the end: the final snapshot says its pool. */
+  alive: boolean;
+  /** Pool index, once known. */
+  pool: number;
+  /** Request indices of the allocations it served, and their trace indices. */
+  requests: number[];
+  at: number[];
+}
+
+export class PoolInference {
+  readonly pools: PoolId[] = [DEFAULT_POOL];
+  /** Final segments: [start, end, pool index], by address. */
+  private readonly finalRanges: [number, number, number][] = [];
+  /** Segments made in the trace and not yet freed, by address. */
+  private readonly live: Incarnation[] = [];
+  private readonly all: Incarnation[] = [];
+  /** Allocations whose pool is known, per stream, in trace order: [trace index, pool]. */
+  private readonly known = new Map<number, [number, number][]>();
+  /** Whether the final snapshot has any private pool (else every request is the default pools'). */
+  readonly active: boolean;
+
+  constructor(finalSegments: readonly SnapshotSegment[]) {
+    for (const s of finalSegments) {
+      const id = s.segment_pool_id ?? DEFAULT_POOL;
+      this.finalRanges.push([s.address, s.address + s.total_size, this.indexOf(id)]);
+    }
+    this.finalRanges.sort((a, b) => a[0] - b[0]);
+    this.active = this.pools.length > 1;
+  }
+
+  private indexOf(id: PoolId): number {
+    const i = this.pools.findIndex((p) => p[0] === id[0] && p[1] === id[1]);
+    if (i >= 0) return i;
+    this.pools.push([id[0], id[1]]);
+    return this.pools.length - 1;
+  }
+
+  /** The pool of the final segment holding `addr` (0 when none does). */
+  finalPoolAt(addr: number): number {
+    const r = this.finalRanges;
+    const k = lastAtOrBelow(r.length, (i) => r[i]![0] <= addr);
+    const hit = r[k];
+    return hit && addr < hit[1] ? hit[2] : 0;
+  }
+
+  segmentMade(addr: number, size: number, stream: number, at: number): void {
+    const inc: Incarnation = { addr, size, stream, first: at, alive: true, pool: -1, requests: [], at: [] };
+    const k = lastAtOrBelow(this.live.length, (i) => this.live[i]!.addr <= addr) + 1;
+    this.live.splice(k, 0, inc);
+    this.all.push(inc);
+  }
+
+  /** The segment at `addr` was freed: its life in the trace, or null for one made before the trace began. */
+  segmentGone(addr: number): Incarnation | null {
+    const k = this.live.findIndex((s) => s.addr === addr);
+    if (k < 0) return null;
+    const [inc] = this.live.splice(k, 1);
+    inc!.alive = false;
+    return inc!;
+  }
+
+  /** An allocation at trace index `at` (request `request`): its pool now, or -1 until resolve(). */
+  alloc(addr: number, stream: number, at: number, request: number): number {
+    const k = lastAtOrBelow(this.live.length, (i) => this.live[i]!.addr <= addr);
+    const inc = this.live[k];
+    if (inc && addr < inc.addr + inc.size) {
+      if (inc.requests.length === 0) inc.first = at;
+      inc.requests.push(request);
+      inc.at.push(at);
+      return -1;
+    }
+    // In a segment made before the trace began: the final snapshot's, if it is still there.
+    const pool = this.finalPoolAt(addr);
+    this.remember(stream, at, pool);
+    return pool;
+  }
+
+  private remember(stream: number, at: number, pool: number): void {
+    let list = this.known.get(stream);
+    if (!list) this.known.set(stream, (list = []));
+    list.push([at, pool]);
+  }
+
+  /**
+   * Settles every segment's pool and writes it into `poolColumn` for the requests it served.
+   * `releases`: the segments each empty_cache call freed, in order. torch.cuda.empty_cache() frees the
+   * default pools' large segments, then their small ones, then each released private pool's small
+   * ones, then its large ones: in such a run, what comes after the first large segment that follows a
+   * small one is a private pool's, and what comes before it the default pools'.
+   */
+  resolve(poolColumn: Int32Array, releases: readonly (readonly (Incarnation | number)[])[]): void {
+    for (const inc of this.all) {
+      if (!inc.alive) continue;
+      inc.pool = this.finalPoolAt(inc.addr);
+      for (const at of inc.at) this.remember(inc.stream, at, inc.pool);
+    }
+    for (const list of this.known.values()) list.sort((a, b) => a[0] - b[0]);
+    for (const inc of this.all) if (!inc.alive) inc.pool = this.nearby(inc.stream, inc.first);
+    for (const freed of releases) {
+      const small = (x: Incarnation | number): boolean => typeof x !== 'number' && x.size === SMALL_SEGMENT;
+      const turn = freed.findIndex((x, k) => k > 0 && !small(x) && small(freed[k - 1]!));
+      if (turn < 0) continue;
+      freed.forEach((x, k) => {
+        if (typeof x === 'number' || x.alive) return;
+        if (k < turn) x.pool = 0;
+      });
+    }
+    for (const inc of this.all) for (const r of inc.requests) poolColumn[r] = inc.pool;
+  }
+
+  /** The pool of the known allocations around trace index `at` on `stream`: the one both sides agree
+   * on, or the stream's only pool; else the default. */
+  private nearby(stream: number, at: number): number {
+    const list = this.known.get(stream);
+    if (!list || list.length === 0) return 0;
+    const k = lastAtOrBelow(list.length, (i) => list[i]![0] <= at);
+    const before = list[k]?.[1];
+    const after = list[k + 1]?.[1];
+    if (before !== undefined && after !== undefined) return before === after ? before : 0;
+    const only = list[0]![1];
+    return list.every((e) => e[1] === only) ? only : 0;
+  }
+}
+
+/** The last index i in [0, n) with pred(i) true, pred true for a prefix; -1 when none. */
+function lastAtOrBelow(n: number, pred: (i: number) => boolean): number {
+  let lo = 0;
+  let hi = n;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (pred(mid)) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
