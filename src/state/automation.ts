@@ -5,6 +5,7 @@ import { explore, useExplore, type ExploreAxis } from './explore-store';
 import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
 import type { SweepRow } from '../trace/sweep/sweep';
+import { BlockState } from '../trace/measures/memory-layout';
 import { drawsSettled } from './draw-sync';
 import { currentLink } from './share-link';
 import { runSweep, sweepIdle, useSweep } from './sweep-store';
@@ -16,6 +17,8 @@ export interface Automation {
   cursor(): { index: number; total: number };
   gpu(): { adapter: string | null; arenaBytes: number; verifiedBlocks: number; mismatches: number };
   link(): string;
+  /** Blocks on the segment map freed by the program and still used by another stream (record_stream). */
+  pendingFrees(): number;
   /** Moves the cursor to request `index` (0-based), as the timeline does. */
   seek(index: number): void;
   /**
@@ -50,6 +53,12 @@ export function installAutomation(): void {
     },
     gpu: gpuReport,
     link: currentLink,
+    pendingFrees: () => {
+      const state = useSession.getState().view?.layout.blockState;
+      let n = 0;
+      if (state) for (let i = 0; i < state.length; i++) if (state[i] === BlockState.pendingFree) n++;
+      return n;
+    },
     seek: (index) => useSession.getState().seek(index),
     stress: async (request) => {
       const run = await useStress.getState().start(request);

@@ -10,7 +10,7 @@ import { fragmentation } from '../trace/measures/fragmentation';
 import { layoutBuffers, memoryLayout } from '../trace/measures/memory-layout';
 import type { CachingAllocator } from '../allocator/caching-allocator';
 import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay/replay';
-import { planSnapshotReplay, replayNotes } from '../trace/replay/replay-snapshot';
+import { oomVerdict, planSnapshotReplay, replayNotes } from '../trace/replay/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/stream/request-stream';
 import type { Snapshot } from '../trace/snapshot/snapshot';
 import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
@@ -121,7 +121,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
 function run(settings: ReplaySettings, until?: number): { result: ReplayResult; summary: SummaryBase } {
   const { stream, options, summary } = plan(settings);
   const result = replay(stream, { ...options, ...(until !== undefined ? { until } : {}) });
-  const said = replayNotes(result);
+  const said = [...replayNotes(result), ...(until === undefined ? oomVerdict(stream, result) : [])];
   if (said.length > 0) summary.notes = [...summary.notes, ...said];
   return { result, summary };
 }
