@@ -6,6 +6,7 @@
 // row's start (one ruler for every lane, so widths compare across lanes); y is CSS pixels and does
 // not zoom: the fit picks `rowBytes` so that every row fits the plot's height.
 import type { MemoryLayout } from '../trace/measures/memory-layout';
+import { upperBound } from '../lib/binary-search';
 
 export interface SegmentMapMetrics {
   /** Height of one row of segments, CSS px. */
@@ -184,7 +185,7 @@ export function segmentRect(g: SegmentMapGeometry, layout: MemoryLayout, s: numb
 
 /** The segment that holds block `b` (blocks of a segment are contiguous). */
 export function segmentOfBlock(layout: MemoryLayout, b: number): number {
-  return upperBound(layout.segmentFirstBlock, b, 0, layout.segmentFirstBlock.length) - 1;
+  return upperBound(layout.segmentFirstBlock, b) - 1;
 }
 
 export function blockRect(g: SegmentMapGeometry, layout: MemoryLayout, b: number, s: number = segmentOfBlock(layout, b)): Rect {
@@ -196,23 +197,13 @@ export function blockRect(g: SegmentMapGeometry, layout: MemoryLayout, b: number
   };
 }
 
-/** First index in [lo, hi) whose value is > v (values ascending). */
-function upperBound(values: ArrayLike<number>, v: number, lo: number, hi: number): number {
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (values[mid]! <= v) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
 function endBlock(layout: MemoryLayout, s: number): number {
   return s + 1 < layout.segmentFirstBlock.length ? layout.segmentFirstBlock[s + 1]! : layout.blockAddr.length;
 }
 
 /** The row at `y` px, or -1 between rows. */
 export function rowAt(g: SegmentMapGeometry, y: number): number {
-  const r = upperBound(g.rowTop, y, 0, g.rowTop.length) - 1;
+  const r = upperBound(g.rowTop, y) - 1;
   return r >= 0 && y < g.rowTop[r]! + g.metrics.rowHeight ? r : -1;
 }
 

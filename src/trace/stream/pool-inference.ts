@@ -3,6 +3,7 @@
 // say (2.12 adds a pool_id); the final snapshot's segments do, for the segments alive at the end. A
 // segment freed during the trace takes the pool of the allocations around its first one on its
 // stream: a capture or a use_mem_pool context routes a stretch of one stream's allocations to one pool.
+import { partitionPoint } from '../../lib/binary-search';
 import type { SnapshotSegment } from '../snapshot/snapshot';
 import { DEFAULT_POOL, type PoolId } from './request-stream';
 
@@ -142,12 +143,5 @@ export class PoolInference {
 
 /** The last index i in [0, n) with pred(i) true, pred true for a prefix; -1 when none. */
 function lastAtOrBelow(n: number, pred: (i: number) => boolean): number {
-  let lo = 0;
-  let hi = n;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (pred(mid)) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
+  return partitionPoint(0, n, pred) - 1;
 }

@@ -4,6 +4,7 @@
 // trace frees it. Free memory is the gaps between them, since free neighbours always merge. What the
 // final state cannot say is where a block freed in the trace ended; the trace says it instead, as the
 // first later allocation that lands right after it starts where it ended.
+import { partitionPoint } from '../../lib/binary-search';
 import type { AllocatorConfig } from '../../allocator/config';
 import { MiB, SMALL_SIZE } from '../../allocator/constants';
 import { roundSize } from '../../allocator/sizes';
@@ -30,14 +31,7 @@ export function inferInitialBlockSizes(
   const sorted = [...blocks].sort((x, y) => x.addr - y.addr);
   const segmentsByAddr = [...segments].sort((x, y) => x.addr - y.addr);
   const segmentOf = (addr: number): InitialSegment | undefined => {
-    let lo = 0;
-    let hi = segmentsByAddr.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (segmentsByAddr[mid]!.addr <= addr) lo = mid + 1;
-      else hi = mid;
-    }
-    const s = segmentsByAddr[lo - 1];
+    const s = segmentsByAddr[partitionPoint(0, segmentsByAddr.length, (k) => segmentsByAddr[k]!.addr <= addr) - 1];
     return s && addr < s.addr + s.size ? s : undefined;
   };
 
@@ -75,14 +69,7 @@ export function inferInitialBlockSizes(
     if (action[i] !== Action.alloc) continue;
     const a = addr[i]!;
     // The open block with the greatest `from` at or below a.
-    let lo = 0;
-    let hi = open.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (open[mid]!.from <= a) lo = mid + 1;
-      else hi = mid;
-    }
-    const o = open[lo - 1];
+    const o = open[partitionPoint(0, open.length, (k) => open[k]!.from <= a) - 1];
     if (!o || a > o.to || i >= o.until) continue;
     o.block.size = a - o.block.addr;
     o.until = -1; // settled
