@@ -10,9 +10,11 @@ import { ImportError } from '../../src/lib/import-error';
 import { NO_HISTORY, replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import { UNKNOWN_LINE } from '../../src/trace/snapshot/snapshot-checks';
 import { writePickle, type PickleWritable } from '../../src/trace/pickle/pickle-writer';
-import { decodeSnapshotFile, decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
+import type { Snapshot, TraceEntry } from '../../src/trace/snapshot/snapshot';
+import { decodeSnapshotFile, decodeSnapshotForReplay, encodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
+import { RequestKind } from '../../src/trace/stream/request-stream';
 import { roundestIn } from '../../src/trace/stream/recorded-cap';
-import { loadRealTrace } from '../conformance/reference-traces';
+import { loadRealTrace, REAL_MANIFEST } from '../conformance/reference-traces';
 
 const MiB = 2 ** 20;
 const SEG = 1 << 30;
@@ -108,6 +110,72 @@ describe('fields of every PyTorch version', () => {
       e = err as ImportError;
     }
     expect(e?.message).toMatch(/device_traces\[0\]\[1\]\.addr is 1152921504606846976, beyond 2\^53/);
+  });
+});
+
+/**
+ * The CUDA graph and MemPool recording as PyTorch 2.12 writes it: a pool_id on every entry (its
+ * block's or segment's pool, as the exact replay of the 2.11 file found them) and, so that nothing
+ * else can tell, no segment_pool_id on the final segments.
+ */
+function withEntryPoolIds(snapshot: Snapshot): Snapshot {
+  const { stream } = replaySnapshot(snapshot, { addresses: 'recorded' });
+  const allocPool = new Map<number, [number, number]>();
+  for (let r = 0; r < stream.length; r++) {
+    if (stream.kind[r] === RequestKind.alloc && stream.source[r]! >= 0) allocPool.set(stream.source[r]!, [...stream.pools[stream.pool[r]!]!] as [number, number]);
+  }
+  const trace = snapshot.device_traces[0]!;
+  const blockPool = new Map<number, [number, number]>();
+  const segmentPool = new Map<number, [number, number]>();
+  const entries = trace.map((e, i): TraceEntry => {
+    let pool: [number, number] = [0, 0];
+    if (e.action === 'alloc') blockPool.set(e.addr, (pool = allocPool.get(i)!));
+    else if (e.action === 'free_requested' || e.action === 'free_completed') pool = blockPool.get(e.addr) ?? pool;
+    else if (e.action === 'segment_alloc') {
+      // The allocation that made it comes next, into it.
+      const next = trace.findIndex((x, j) => j > i && x.action === 'alloc');
+      segmentPool.set(e.addr, (pool = allocPool.get(next)!));
+    } else if (e.action === 'segment_free') pool = segmentPool.get(e.addr) ?? pool;
+    return { ...e, pool_id: pool };
+  });
+  const segments = snapshot.segments.map(({ segment_pool_id: _pool, ...s }) => s);
+  return { ...snapshot, segments, device_traces: [entries] };
+}
+
+describe("PyTorch 2.12's pool_id on trace entries", () => {
+  const recorded = loadRealTrace('graphs.pickle.gz');
+  const want = REAL_MANIFEST.find((t) => t.file === 'graphs.pickle.gz')!.stats_at_end;
+  const entries = recorded.device_traces[0]!.filter((e) => e.action !== 'snapshot');
+  const sameEvents = (run: ReturnType<typeof replaySnapshot>): boolean =>
+    run.result.events.length === entries.length &&
+    entries.every((e, i) => run.result.events.size[i] === e.size && (e.action === 'oom' || run.result.events.addr[i] === e.addr));
+
+  test('say each request\'s pool: with them a CUDA graph and MemPool recording replays exactly, without them it does not', () => {
+    const v212 = withEntryPoolIds(recorded);
+    const bytes = encodeSnapshotFile(v212, 'pickle');
+    const read = decodeSnapshotFile(bytes);
+    expect(read.device_traces[0]!.filter((e) => e.pool_id && e.pool_id[0] + e.pool_id[1] > 0).length).toBeGreaterThan(10);
+    const run = replaySnapshot(read, { addresses: 'recorded' });
+    expect(run.stream.pools.length).toBe(3);
+    expect(sameEvents(run)).toBe(true);
+    for (const key of ['reserved_bytes.all.peak', 'num_device_alloc', 'num_device_free', 'segment.all.current', 'allocated_bytes.all.current']) {
+      expect([key, run.result.stats[key]]).toEqual([key, want[key]]);
+    }
+    // The CLI reads the same file through the trace-row path.
+    const file = join(tmp, 'graphs-2.12.pickle');
+    writeFileSync(file, bytes);
+    const r = cli('replay', file, '--json');
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.out).stats['num_device_free']).toBe(want['num_device_free']);
+    // Nothing else said which pool: without the ids every request is the default pools', and the replay parts ways.
+    const bare = { ...v212, device_traces: [v212.device_traces[0]!.map(({ pool_id: _p, ...e }) => e)] };
+    expect(sameEvents(replaySnapshot(decodeSnapshotFile(encodeSnapshotFile(bare, 'pickle')), { addresses: 'recorded' }))).toBe(false);
+  });
+
+  test('a pool_id that is no pair of integers is refused, naming the entry', () => {
+    const v = small();
+    v.device_traces[0][2].pool_id = [1, 'x'];
+    expect(refusal(v).message).toMatch(/device_traces\[0\]\[2\]\.pool_id .*a pair of integers/);
   });
 });
 

@@ -241,7 +241,16 @@ function checkTraceEntry(entry: unknown, d: number, i: number, seen: Set<unknown
   }
   // user_metadata is whatever the program set (_set_memory_metadata): shown as text.
   if (e.user_metadata !== undefined && typeof e.user_metadata !== 'string') e.user_metadata = String(e.user_metadata);
+  if (e.pool_id !== undefined) e.pool_id = poolIdField(e.pool_id, () => at(i, '.pool_id'));
   return frames ?? lastFrames;
+}
+
+/** A pool id, (0, 0) or a private pool's (a tuple, read as a list): a pair of integers of any size. */
+function poolIdField(pool: unknown, path: () => string): [number, number] {
+  if (!(Array.isArray(pool) && pool.length === 2 && isLooseInt(pool[0]) && isLooseInt(pool[1]))) {
+    bad(path(), 'a pair of integers', pool);
+  }
+  return [Number(pool[0]), Number(pool[1])];
 }
 
 function checkSegment(s: unknown, i: number, notes: CheckNotes): SnapshotSegment {
@@ -299,13 +308,7 @@ function checkSegment(s: unknown, i: number, notes: CheckNotes): SnapshotSegment
   const type = s.segment_type;
   if (type === undefined) s.segment_type = total === SMALL_SEGMENT ? 'small' : 'large';
   else if (type !== 'large' && type !== 'small') bad(`${path()}.segment_type`, "'large' or 'small'", type);
-  const pool = s.segment_pool_id;
-  if (pool !== undefined) {
-    if (!(Array.isArray(pool) && pool.length === 2 && isLooseInt(pool[0]) && isLooseInt(pool[1]))) {
-      bad(`${path()}.segment_pool_id`, 'a pair of integers', pool);
-    }
-    s.segment_pool_id = [Number(pool[0]), Number(pool[1])];
-  }
+  if (s.segment_pool_id !== undefined) s.segment_pool_id = poolIdField(s.segment_pool_id, () => `${path()}.segment_pool_id`);
   const expandable = s.is_expandable;
   if (expandable === undefined) s.is_expandable = false;
   else if (typeof expandable !== 'boolean') bad(`${path()}.is_expandable`, 'True or False', expandable);

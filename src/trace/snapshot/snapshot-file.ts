@@ -153,13 +153,14 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
 
 // ---------------------------------------------------------------- Snapshot -> bytes
 
-/** The snapshot as PyTorch writes it: no addr on an 'oom' entry. */
-function exportTraces(traces: TraceEntry[][]): TraceEntry[][] {
+/** The snapshot as PyTorch writes it: no addr on an 'oom' entry; a pool_id as a tuple, in a pickle. */
+function exportTraces(traces: TraceEntry[][], tuples: boolean): TraceEntry[][] {
   return traces.map((list) =>
-    list.some((e) => e.action === 'oom')
+    list.some((e) => e.action === 'oom' || (tuples && e.pool_id))
       ? list.map((e) => {
-          if (e.action !== 'oom') return e;
-          const { addr: _addr, ...rest } = e;
+          const out = tuples && e.pool_id ? { ...e, pool_id: tuple(...e.pool_id) as unknown as [number, number] } : e;
+          if (out.action !== 'oom') return out;
+          const { addr: _addr, ...rest } = out;
           return rest as TraceEntry;
         })
       : list,
@@ -175,8 +176,8 @@ function exportShape(snapshot: Snapshot, tuples: boolean): Record<string, unknow
       : snapshot.segments,
     // Trace entries are referenced once each; the writer need not track them for sharing.
     device_traces: tuples
-      ? exportTraces(snapshot.device_traces).map((list) => unsharedItems(list as unknown as PickleWritable[]))
-      : exportTraces(snapshot.device_traces),
+      ? exportTraces(snapshot.device_traces, true).map((list) => unsharedItems(list as unknown as PickleWritable[]))
+      : exportTraces(snapshot.device_traces, false),
   };
   if (snapshot.allocator_settings !== undefined) out.allocator_settings = snapshot.allocator_settings;
   if (snapshot.external_annotations !== undefined) out.external_annotations = snapshot.external_annotations;

@@ -23,6 +23,8 @@ export interface TraceEntry {
   frames?: Frame[];
   compile_context?: string;
   user_metadata?: string;
+  /** PyTorch 2.12+: the pool the entry's block or segment is in ((0, 0): the default pools). */
+  pool_id?: [number, number];
 }
 
 /** A block's state in a snapshot file (the segment map's BlockState, trace/measures, is the view's). */
@@ -78,7 +80,7 @@ export interface Snapshot {
 export const SNAPSHOT_WORDS: readonly string[] = [
   'action', 'addr', 'size', 'stream', 'time_us', 'compile_context', 'user_metadata', 'frames',
   'device_free', 'name', 'filename', 'line', 'address', 'requested_size', 'state', 'device',
-  'total_size', 'allocated_size', 'active_size', 'segment_type', 'segment_pool_id',
+  'total_size', 'allocated_size', 'active_size', 'segment_type', 'segment_pool_id', 'pool_id',
   'is_expandable', 'blocks', 'active_allocated', 'active_pending_free', 'inactive', 'large', 'small',
   'segments', 'device_traces', 'allocator_settings', 'external_annotations', 'N/A', '',
   ...ACTION_NAMES,

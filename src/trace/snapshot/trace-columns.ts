@@ -13,6 +13,11 @@ export interface TraceColumns {
   stream: Float64Array;
   /** What the entry's stack frames say (FROM_EMPTY_CACHE), where they are recorded. */
   flags: Uint8Array;
+  /**
+   * Where the trace records pools (PyTorch 2.12's pool_id on every entry): the private pools' entries,
+   * by trace index; the others are the default pools'. Absent for older traces.
+   */
+  recordedPools?: Map<number, readonly [number, number]>;
 }
 
 /** A segment_free or segment_unmap that torch.cuda.empty_cache() made (its stack says so). */
@@ -28,6 +33,7 @@ export class TraceColumnsBuilder implements TraceColumns {
   declare size: Float64Array;
   declare stream: Float64Array;
   declare flags: Uint8Array;
+  recordedPools?: Map<number, readonly [number, number]>;
 
   constructor(capacity = 1024) {
     Object.assign(this, makeColumns(TRACE_COLUMNS, Math.max(16, capacity)));
@@ -48,6 +54,11 @@ export class TraceColumnsBuilder implements TraceColumns {
   pushEntry(e: TraceEntry): void {
     const released = e.action === 'segment_free' || e.action === 'segment_unmap';
     const flags = released && e.frames?.some((f) => f.name === 'empty_cache') ? FROM_EMPTY_CACHE : 0;
+    const pool = e.pool_id;
+    if (pool) {
+      this.recordedPools ??= new Map();
+      if (pool[0] !== 0 || pool[1] !== 0) this.recordedPools.set(this.length, pool);
+    }
     this.push(actionCode(e.action), e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream, flags);
   }
 
@@ -60,6 +71,10 @@ export class TraceColumnsBuilder implements TraceColumns {
     this.size.set(from.size.subarray(start, end), this.length);
     this.stream.set(from.stream.subarray(start, end), this.length);
     this.flags.set(from.flags.subarray(start, end), this.length);
+    if (from.recordedPools) {
+      this.recordedPools ??= new Map();
+      for (const [i, pool] of from.recordedPools) if (i >= start && i < end) this.recordedPools.set(i - start + this.length, pool);
+    }
     this.length += count;
   }
 
@@ -77,6 +92,7 @@ export function sliceColumns(c: TraceColumns, start: number, end: number): Trace
     size: c.size.subarray(start, end),
     stream: c.stream.subarray(start, end),
     flags: c.flags.subarray(start, end),
+    ...(c.recordedPools ? { recordedPools: new Map([...c.recordedPools].filter(([i]) => i >= start && i < end).map(([i, p]) => [i - start, p])) } : {}),
   };
 }
 

@@ -1,8 +1,9 @@
 // Which pool each allocation of a trace drew from: the default pools, or a private pool (a CUDA
-// graph's, torch.compile's reduce-overhead mode, a torch.cuda.MemPool). A 2.11 trace entry does not
-// say (2.12 adds a pool_id); the final snapshot's segments do, for the segments alive at the end. A
-// segment freed during the trace takes the pool of the allocations around its first one on its
-// stream: a capture or a use_mem_pool context routes a stretch of one stream's allocations to one pool.
+// graph's, torch.compile's reduce-overhead mode, a torch.cuda.MemPool). A 2.12 trace entry says (its
+// pool_id), and then that is all there is to it. A 2.11 one does not; the final snapshot's segments
+// do, for the segments alive at the end. A segment freed during the trace takes the pool of the
+// allocations around its first one on its stream: a capture or a use_mem_pool context routes a
+// stretch of one stream's allocations to one pool.
 import { partitionPoint } from '../../lib/binary-search';
 import type { SnapshotSegment } from '../snapshot/snapshot';
 import { DEFAULT_POOL, type PoolId } from './request-stream';
@@ -19,6 +20,8 @@ export interface Incarnation {
   first: number;
   /** Still there at the end: the final snapshot says its pool. */
   alive: boolean;
+  /** Made before the trace began (and freed in it). */
+  initial?: boolean;
   /** Pool index, once known. */
   pool: number;
   /** Request indices of the allocations it served, and their trace indices. */
@@ -38,13 +41,24 @@ export class PoolInference {
   /** Whether the final snapshot has any private pool (else every request is the default pools'). */
   readonly active: boolean;
 
-  constructor(finalSegments: readonly SnapshotSegment[]) {
+  /** `recorded`: the trace's own pool ids (TraceColumns.recordedPools), where it has them. */
+  constructor(
+    finalSegments: readonly SnapshotSegment[],
+    private readonly recorded?: ReadonlyMap<number, PoolId>,
+  ) {
     for (const s of finalSegments) {
       const id = s.segment_pool_id ?? DEFAULT_POOL;
       this.finalRanges.push([s.address, s.address + s.total_size, this.indexOf(id)]);
     }
     this.finalRanges.sort((a, b) => a[0] - b[0]);
+    for (const id of recorded?.values() ?? []) this.indexOf(id);
     this.active = this.pools.length > 1;
+  }
+
+  /** The pool trace entry `at` records (the default pools' when it records none). */
+  private recordedAt(at: number): number {
+    const id = this.recorded!.get(at);
+    return id ? this.indexOf(id) : 0;
   }
 
   private indexOf(id: PoolId): number {
@@ -63,23 +77,31 @@ export class PoolInference {
   }
 
   segmentMade(addr: number, size: number, stream: number, at: number): void {
-    const inc: Incarnation = { addr, size, stream, first: at, alive: true, pool: -1, requests: [], at: [] };
+    const pool = this.recorded ? this.recordedAt(at) : -1;
+    const inc: Incarnation = { addr, size, stream, first: at, alive: true, pool, requests: [], at: [] };
     const k = lastAtOrBelow(this.live.length, (i) => this.live[i]!.addr <= addr) + 1;
     this.live.splice(k, 0, inc);
     this.all.push(inc);
   }
 
-  /** The segment at `addr` was freed: its life in the trace, or null for one made before the trace began. */
-  segmentGone(addr: number): Incarnation | null {
+  /**
+   * The segment at `addr` was freed at trace index `at`: its life in the trace. One made before the
+   * trace began had none: its pool is the one the entry records, else the final snapshot's there.
+   */
+  segmentGone(addr: number, size: number, stream: number, at: number): Incarnation {
     const k = this.live.findIndex((s) => s.addr === addr);
-    if (k < 0) return null;
-    const [inc] = this.live.splice(k, 1);
-    inc!.alive = false;
-    return inc!;
+    if (k >= 0) {
+      const [inc] = this.live.splice(k, 1);
+      inc!.alive = false;
+      return inc!;
+    }
+    const pool = this.recorded ? this.recordedAt(at) : this.finalPoolAt(addr);
+    return { addr, size, stream, first: at, alive: false, initial: true, pool, requests: [], at: [] };
   }
 
   /** An allocation at trace index `at` (request `request`): its pool now, or -1 until resolve(). */
   alloc(addr: number, stream: number, at: number, request: number): number {
+    if (this.recorded) return this.recordedAt(at);
     const k = lastAtOrBelow(this.live.length, (i) => this.live[i]!.addr <= addr);
     const inc = this.live[k];
     if (inc && addr < inc.addr + inc.size) {
@@ -107,7 +129,8 @@ export class PoolInference {
    * ones, then its large ones: in such a run, what comes after the first large segment that follows a
    * small one is a private pool's, and what comes before it the default pools'.
    */
-  resolve(poolColumn: Int32Array, releases: readonly (readonly (Incarnation | number)[])[]): void {
+  resolve(poolColumn: Int32Array, releases: readonly (readonly Incarnation[])[]): void {
+    if (this.recorded) return; // every pool was known as it came
     for (const inc of this.all) {
       if (!inc.alive) continue;
       inc.pool = this.finalPoolAt(inc.addr);
@@ -116,11 +139,10 @@ export class PoolInference {
     for (const list of this.known.values()) list.sort((a, b) => a[0] - b[0]);
     for (const inc of this.all) if (!inc.alive) inc.pool = this.nearby(inc.stream, inc.first);
     for (const freed of releases) {
-      const small = (x: Incarnation | number): boolean => typeof x !== 'number' && x.size === SMALL_SEGMENT;
+      const small = (x: Incarnation): boolean => x.size === SMALL_SEGMENT;
       const turn = freed.findIndex((x, k) => k > 0 && !small(x) && small(freed[k - 1]!));
       if (turn < 0) continue;
       freed.forEach((x, k) => {
-        if (typeof x === 'number' || x.alive) return;
         if (k < turn) x.pool = 0;
       });
     }

@@ -50,7 +50,7 @@ export function requestStreamFromTrace(
   { device = 0, config = DEFAULT_CONFIG }: TraceStreamOptions = {},
 ): RequestStream {
   const finalSegments = segments.filter((s) => (s.device ?? 0) === device);
-  const pools = new PoolInference(finalSegments);
+  const pools = new PoolInference(finalSegments, trace.recordedPools);
   // Each alloc and free_requested is one request (an oom two): about 2/3 of the entries.
   const b = new RequestStreamBuilder(Math.ceil(trace.length * 0.7));
   const liveBlocks = new AddressTable(); // addr -> id
@@ -71,7 +71,7 @@ export function requestStreamFromTrace(
   const at = (i: number): string => `device_traces[${device}][${i}]`;
   const withPools = pools.active;
   /** The recording's empty_cache calls: after which request, and the segments each freed. */
-  const calls: { after: number; freed: (Incarnation | number)[] }[] = [];
+  const calls: { after: number; freed: Incarnation[] }[] = [];
   let call: (typeof calls)[number] | null = null;
   let deferred = 0;
   const cap = new CapEvidence(config);
@@ -153,10 +153,10 @@ export function requestStreamFromTrace(
         cap.released(size);
         if (action[i] === Action.segment_unmap) mappingChanges.push({ addr, size, sign: -1 });
         else {
-          const gone = withPools ? pools.segmentGone(addr) : null;
-          call?.freed.push(gone ?? addr);
+          const gone = pools.segmentGone(addr, size, streams[i]!, i);
+          call?.freed.push(gone);
           if (!liveSegments.delete(addr)) {
-            initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER, pool: withPools ? pools.finalPoolAt(addr) : 0 });
+            initialSegments.push({ addr, size, stream: streams[i]!, small: size === SMALL_BUFFER, pool: withPools ? gone.pool : 0 });
           }
         }
         break;
@@ -244,7 +244,7 @@ export function requestStreamFromTrace(
     notes,
   });
   if (withPools) pools.resolve(stream.pool, calls.map((c) => c.freed));
-  Object.assign(stream, recordedCalls(calls, (x) => (typeof x === 'number' ? (withPools ? pools.finalPoolAt(x) : 0) : x.pool)));
+  Object.assign(stream, recordedCalls(calls, (x) => (withPools ? x.pool : 0)));
   if (deferred > 0) {
     notes.push(
       `${deferred.toLocaleString('en-US')} frees were deferred by record_stream (the block was still in use on another stream); ` +
@@ -270,8 +270,8 @@ export function requestStreamFromTrace(
  * segments an empty_cache freed had been released (its graph or MemPool gone) by then.
  */
 function recordedCalls(
-  calls: readonly { after: number; freed: readonly (Incarnation | number)[] }[],
-  poolOf: (freed: Incarnation | number) => number,
+  calls: readonly { after: number; freed: readonly Incarnation[] }[],
+  poolOf: (freed: Incarnation) => number,
 ): Pick<RequestStream, 'recordedEmptyCache' | 'recordedEmptyCachePool' | 'releasedPools'> {
   const after: number[] = [];
   const pool: number[] = [];
