@@ -81,6 +81,22 @@ describe('fields of every PyTorch version', () => {
     expect(JSON.parse(r.out).stats['num_device_alloc']).toBe(16);
   });
 
+  test('compile_context, user_metadata, FX node fields on frames, forward_frames and external_annotations are read, both ways', () => {
+    const v = small();
+    const fx = [{ name: 'mm', filename: 'model.py', line: 7, fx_node_op: 'call_function', fx_node_name: 'mm', fx_node_target: 'aten.mm', fx_original_trace: 'y = a @ b' }];
+    Object.assign(v.device_traces[0][1], { compile_context: '[0/0]', user_metadata: 'step 1', frames: fx, forward_frames: ['File "model.py", line 7'] });
+    v.segments[0].blocks[1].frames = fx;
+    v.external_annotations = [{ stage: 'START', name: 'forward', device: 0, time_us: 2 }];
+    for (const bytes of [bytesOf(v), pickled(v)]) {
+      const snapshot = decodeSnapshotFile(bytes);
+      expect(snapshot.device_traces[0]![1]!.frames![0]!.name).toBe('mm');
+      expect(snapshot.device_traces[0]![1]!.user_metadata).toBe('step 1');
+      const run = replaySnapshot(snapshot);
+      expect([run.result.problems, run.result.divergences]).toEqual([[], []]);
+      expect(decodeSnapshotForReplay(bytes).traces[0]!.length).toBe(5);
+    }
+  });
+
   test('an action of a newer PyTorch is left out with a note; the rest replays', () => {
     const v = small();
     v.device_traces[0].splice(2, 0, { action: 'annotate', addr: 0, size: 0, stream: 0, time_us: 2 }, { action: 'annotate', addr: 0, size: 0, stream: 0 });
