@@ -4,10 +4,12 @@ import { benchGpu } from './gpu.bench';
 import { benchPageLatency } from './page-latency.bench';
 import { benchImport } from './import.bench';
 import { benchReplay } from './replay.bench';
+import { benchSeek } from './seek.bench';
 import { benchSegmentMap } from './segment-map.bench';
 
 console.log(`splitscope benchmarks: node ${process.version}, ${process.platform}/${process.arch}`);
 benchReplay();
+benchSeek();
 benchImport();
 benchCli();
 await benchGpu();

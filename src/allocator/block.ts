@@ -1,3 +1,5 @@
+import type { Copier } from '../lib/fork';
+
 /**
  * A segment: one cudaMalloc'd range tiled by blocks, or (expandable_segments) one reserved virtual
  * range whose blocks are either mapped onto physical pages or not.
@@ -70,6 +72,41 @@ export class Block {
     return this.prev !== null || this.next !== null;
   }
 }
+
+/** How a replay checkpoint copies segments (lib/fork): their fields are read-only but to a copy. */
+export const SEGMENT_COPIER: Copier<Segment> = {
+  blank: () => new Segment(0, 0, 0, false, null as unknown as Block),
+  fill(from, to, copy) {
+    const t = to as { -readonly [K in keyof Segment]: Segment[K] };
+    t.addr = from.addr;
+    t.size = from.size;
+    t.stream = from.stream;
+    t.small = from.small;
+    t.head = copy(from.head);
+    t.pageSize = from.pageSize;
+    t.pool = from.pool;
+  },
+};
+
+/** How a replay checkpoint copies blocks, the allocator's most numerous objects (lib/fork). */
+export const BLOCK_COPIER: Copier<Block> = {
+  blank: () => new Block(0, 0, 0, false, null),
+  fill(from, to, copy) {
+    to.addr = from.addr;
+    to.size = from.size;
+    to.stream = from.stream;
+    to.small = from.small;
+    to.segment = copy(from.segment);
+    to.tag = from.tag;
+    to.requestedSize = from.requestedSize;
+    to.allocated = from.allocated;
+    to.pending = from.pending;
+    to.mapped = from.mapped;
+    to.prev = copy(from.prev);
+    to.next = copy(from.next);
+    to.gcCountBase = from.gcCountBase;
+  },
+};
 
 /**
  * A segment as torch.cuda.memory_snapshot() reports it: a cudaMalloc'd segment, or one contiguous

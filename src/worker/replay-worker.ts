@@ -61,6 +61,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
       source.device = device;
       source.stream = null;
       source.allocIndex = null;
+      stopWarming();
       cursors.clear();
     }
     const p = planSnapshotReplay(source.snapshot, {
@@ -126,7 +127,8 @@ function run(settings: ReplaySettings, until?: number): { result: ReplayResult; 
   return { result, summary };
 }
 
-/** Cursors by settings, so that stepping and playing go on from where the view was (a few configs at most). */
+/** Cursors by settings, so that stepping and playing go on from where the view was (a few configs at
+ * most: each keeps checkpoints, up to tens of MB on a large trace). */
 const cursors = new Map<string, ReplayCursor>();
 
 function cursorFor(settings: ReplaySettings): ReplayCursor {
@@ -135,10 +137,32 @@ function cursorFor(settings: ReplaySettings): ReplayCursor {
   if (!cursor) {
     const { stream, options } = plan(settings);
     cursor = new ReplayCursor(stream, options);
-    if (cursors.size >= 8) cursors.delete(cursors.keys().next().value!);
+    if (cursors.size >= 4) cursors.delete(cursors.keys().next().value!);
     cursors.set(key, cursor);
   }
   return cursor;
+}
+
+/** The pending slice of a cursor's warm-up, if any. */
+let warming: ReturnType<typeof setTimeout> | null = null;
+
+/**
+ * Makes the checkpoints of the cursor for `settings` after a replay, in slices of a few milliseconds
+ * with the worker free between them, so that the first seek anywhere is as quick as the next.
+ */
+function warmCursor(settings: ReplaySettings): void {
+  stopWarming();
+  const cursor = cursorFor(settings);
+  const slice = (): void => {
+    warming = null;
+    if (!cursor.warm(cursor.every * 2)) warming = setTimeout(slice, 0);
+  };
+  warming = setTimeout(slice, 0);
+}
+
+function stopWarming(): void {
+  if (warming !== null) clearTimeout(warming);
+  warming = null;
 }
 
 function allocIndexOf(stream: RequestStream): Int32Array {
@@ -214,6 +238,7 @@ const api = {
   open(name: string, bytes: ArrayBuffer, onProgress: (fraction: number) => void): string {
     const snapshot = decodeSnapshotFile(new Uint8Array(bytes), { onProgress });
     source = { name, snapshot, stream: null, device: 0, allocIndex: null };
+    stopWarming();
     cursors.clear();
     return name;
   },
@@ -224,6 +249,7 @@ const api = {
     if (!workload) throw new Error(`There is no built-in workload "${id}".`);
     const stream = workload.generate(params);
     source = { name: `${workload.name} (built-in workload)`, snapshot: null, stream, device: 0, allocIndex: null };
+    stopWarming();
     cursors.clear();
     return source.name;
   },
@@ -244,6 +270,7 @@ const api = {
     if (result.ooms.length > 0) full.notes = [...full.notes, `${result.ooms.length} requests failed with OOM (largest ${formatSize(Math.max(...result.ooms.map((o) => o.size)))}).`];
     const view = viewAt(settings, result, clampCursor(cursor), oomAt);
     const timeline = timelineOf(result);
+    warmCursor(settings);
     return moved({ summary: full, timeline, view }, [...timelineBuffers(timeline), ...layoutBuffers(view.layout)]);
   },
 

@@ -1,20 +1,51 @@
-// A replay cursor moved forward and back gives the state a replay stopped there gives.
+// A replay cursor moved forward and back, from checkpoints or not, gives the state a replay stopped
+// there gives: the stats, and every segment and block where they are.
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
+import type { CachingAllocator } from '../../src/allocator/caching-allocator';
 import { replay, ReplayCursor } from '../../src/trace/replay/replay';
-import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
+import { planSnapshotReplay, type SnapshotReplayOptions } from '../../src/trace/replay/replay-snapshot';
+import { memoryLayout } from '../../src/trace/measures/memory-layout';
 import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
 
-test('forward and back, the cursor equals a replay stopped at the same request', () => {
-  const snapshot = decodeSnapshotFile(readFileSync('tests/fixtures/transformer-s1__default.pickle.gz'));
-  const plan = planSnapshotReplay(snapshot, {
-    conf: 'expandable_segments:True',
-    capacity: { kind: 'fraction', bytes: 5 * 2 ** 30 },
-    emptyCacheAfter: [3000, 9000],
-  });
-  const cursor = new ReplayCursor(plan.stream, plan.replayOptions);
-  for (const at of [0, 10, 2999, 3000, 3001, 8000, 12_000, 500, 19_999, 19_999]) {
-    const want = replay(plan.stream, { ...plan.replayOptions, until: at, statsOnly: true }).stats;
-    expect([at, cursor.at(at).memoryStats()]).toEqual([at, want]);
+/** What a view shows of the allocator: stats, largest free block, the layout's columns. */
+function stateOf(a: CachingAllocator): unknown {
+  const layout = memoryLayout(a, (id) => id, []);
+  return { stats: a.memoryStats(), largest: a.largestFreeBlock(), layout: Object.entries(layout).map(([k, v]) => [k, ArrayBuffer.isView(v) ? Array.from(v as Float64Array) : v]) };
+}
+
+const CASES: [string, SnapshotReplayOptions][] = [
+  ['transformer-s1__default.pickle.gz', { conf: 'expandable_segments:True', capacity: { kind: 'fraction', bytes: 5 * 2 ** 30 }, emptyCacheAfter: [3000, 9000] }],
+  ['random-s1__default.pickle.gz', { conf: 'max_split_size_mb:64,garbage_collection_threshold:0.7', capacity: { kind: 'fraction', bytes: 3 * 2 ** 30 } }],
+  ['real/graphs.pickle.gz', {}], // private pools and their release
+  ['real/prefetch__default.pickle.gz', {}], // deferred frees
+  ['real/ring__default.pickle.gz', { conf: 'max_split_size_mb:128' }], // a trace begun mid-run
+];
+
+test.each(CASES)('%s: forward and back, the cursor equals a replay stopped at the same request', (file, options) => {
+  const snapshot = decodeSnapshotFile(readFileSync(`tests/fixtures/${file}`));
+  const plan = planSnapshotReplay(snapshot, options);
+  const n = plan.stream.length;
+  // Small checkpoint spacing, so that the moves below cross many checkpoints and go back to them.
+  const every = Math.max(64, Math.floor(n / 40));
+  const cursor = new ReplayCursor(plan.stream, plan.replayOptions, every);
+  const fresh = new ReplayCursor(plan.stream, plan.replayOptions, n + 1); // never checkpoints
+  const at = [0, 10, Math.floor(n * 0.3), Math.floor(n * 0.3) + 1, n - 1, Math.floor(n * 0.1), every, every - 1, every * 3 + 7, Math.floor(n * 0.7), 5, n - 1, Math.floor(n * 0.5)];
+  for (const i of at) {
+    const want = stateOf(replay(plan.stream, { ...plan.replayOptions, until: i, statsOnly: true }).allocator);
+    expect([i, stateOf(cursor.at(i))]).toEqual([i, want]);
+    expect([i, stateOf(fresh.at(i))]).toEqual([i, want]);
   }
+});
+
+test('warm() makes every checkpoint ahead in slices; then a move back replays no more than the spacing', () => {
+  const snapshot = decodeSnapshotFile(readFileSync('tests/fixtures/transformer-s1__default.pickle.gz'));
+  const plan = planSnapshotReplay(snapshot, {});
+  const cursor = new ReplayCursor(plan.stream, plan.replayOptions, 1000);
+  let calls = 0;
+  while (!cursor.warm(1500)) calls++;
+  expect(calls).toBeGreaterThanOrEqual(10);
+  const want = stateOf(replay(plan.stream, { ...plan.replayOptions, until: 15_432, statsOnly: true }).allocator);
+  expect(stateOf(cursor.at(15_432))).toEqual(want);
+  expect(stateOf(cursor.at(3_210))).toEqual(stateOf(replay(plan.stream, { ...plan.replayOptions, until: 3_210, statsOnly: true }).allocator));
 });

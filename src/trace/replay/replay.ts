@@ -1,11 +1,12 @@
 // Replay: a request stream through the allocator model under one config and one device model.
 import { CachingAllocator, type AllocatorOptions } from '../../allocator/caching-allocator';
-import type { Block } from '../../allocator/block';
+import { Block, BLOCK_COPIER, Segment, SEGMENT_COPIER } from '../../allocator/block';
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { driverPlacementFor } from '../../allocator/placement/driver-placement';
 import type { DevicePlacement } from '../../allocator/placement/segment-placement';
 import { Stat } from '../../allocator/stats';
+import { fork, type Copier, type Copiers } from '../../lib/fork';
 import { EventLog } from './event-log';
 import { adoptInitialState } from './initial-state';
 import { RecordedPlacement } from '../../allocator/placement/recorded-placement';
@@ -252,24 +253,151 @@ export function replay(stream: RequestStream, options: ReplayOptions): ReplayRes
   return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, problems, series };
 }
 
+/** A copy of a run at a request, for a cursor to go back to (blocks by id kept sparse: most are null). */
+interface Checkpoint {
+  state: Omit<ReplayRun, 'blocks' | 'stream'>;
+  ids: Int32Array;
+  live: Block[];
+}
+
+/** What a checkpoint shares with the run instead of copying: the stream and its arrays, the config. */
+function sharedOf(run: ReplayRun): Set<object> {
+  const shared = new Set<object>([run.stream, run.allocator.config]);
+  for (const v of Object.values(run.stream)) if (typeof v === 'object' && v !== null) shared.add(v as object);
+  return shared;
+}
+
+/** The allocator's most numerous objects, copied by their own copier (see fork). */
+const COPIERS: Copiers = new Map<object, Copier>([
+  [Block.prototype, BLOCK_COPIER as unknown as Copier],
+  [Segment.prototype, SEGMENT_COPIER as unknown as Copier],
+]);
+
 /**
- * The allocator at any request, cheaply in order: a forward move applies only the requests between,
- * a move back replays from the start. For cursors that play and step (the views), not for figures
- * that need the whole run.
+ * The run's live blocks by id: every block of the allocator that its id still maps to. (An entry for
+ * a block an empty_cache completed, left until its completion comes, is dropped: completeFree
+ * skips it all the same.) Walking the segments costs the state's size, not the ids'.
+ */
+function liveBlocks(run: ReplayRun): { ids: Int32Array; live: Block[] } {
+  const ids: number[] = [];
+  const live: Block[] = [];
+  for (const segment of run.allocator.segments.values()) {
+    for (let b: Block | null = segment.head; b; b = b.next) {
+      if (b.tag >= 0 && run.blocks[b.tag] === b) {
+        ids.push(b.tag);
+        live.push(b);
+      }
+    }
+  }
+  return { ids: Int32Array.from(ids), live };
+}
+
+function checkpointOf(run: ReplayRun, shared: ReadonlySet<object>): Checkpoint {
+  const { blocks: _blocks, stream: _stream, ...state } = run;
+  return fork({ state, ...liveBlocks(run) }, shared, COPIERS);
+}
+
+/** `blocks`: an array of nulls to reuse (allocating one per restore costs more than the rest). */
+function restore(checkpoint: Checkpoint, stream: RequestStream, shared: ReadonlySet<object>, blocks?: (Block | null)[]): ReplayRun {
+  const { state, ids, live } = fork(checkpoint, shared, COPIERS);
+  blocks ??= new Array<Block | null>(stream.idCount).fill(null);
+  for (let k = 0; k < ids.length; k++) blocks[ids[k]!] = live[k]!;
+  return { ...state, stream, blocks };
+}
+
+/**
+ * The allocator at any request. A move forward applies the requests between; a move back starts from
+ * the nearest checkpoint before (a copy of the run kept every `every` requests as the cursor first
+ * passes there), so that no move replays more than `every` requests once checkpoints exist. For
+ * cursors that play, step and seek (the views), not for figures that need the whole run.
  */
 export class ReplayCursor {
   private run: ReplayRun | null = null;
+  /** Where `run` began (request, and its live ids then): what its blocks array holds beyond nulls. */
+  private origin: { next: number; ids: Int32Array } = { next: 0, ids: new Int32Array(0) };
+  /** checkpoints[k]: the run before request k * every. */
+  private readonly checkpoints: (Checkpoint | undefined)[] = [];
+  private shared: ReadonlySet<object> | null = null;
+  /** A run that goes ahead of the cursor to make checkpoints (warm()). */
+  private scout: ReplayRun | null = null;
+  readonly every: number;
 
   constructor(
     private readonly stream: RequestStream,
     private readonly options: Omit<ReplayOptions, 'until' | 'statsOnly'>,
-  ) {}
+    /** Default: 2048 requests, or more so that a trace has at most 256 checkpoints. */
+    every?: number,
+  ) {
+    this.every = every ?? Math.max(2048, Math.ceil(stream.length / 256));
+  }
 
   /** The allocator after request `index` (its state belongs to this cursor: read it, do not change it). */
   at(index: number): CachingAllocator {
     const end = Math.min(this.stream.length, index + 1);
-    if (!this.run || this.run.next > end) this.run = startReplay(this.stream, { ...this.options, statsOnly: true }, 0);
-    advance(this.run, end);
-    return this.run.allocator;
+    const run = this.run;
+    if (!run || run.next > end || end - run.next > this.every) {
+      const k = this.checkpointBefore(end);
+      if (k > 0 && (!run || run.next > end || run.next < k * this.every)) {
+        const checkpoint = this.checkpoints[k]!;
+        this.run = restore(checkpoint, this.stream, this.shared!, run ? this.recycle(run) : undefined);
+        this.origin = { next: k * this.every, ids: checkpoint.ids };
+      } else if (!run || run.next > end) {
+        this.run = this.start();
+        this.origin = { next: 0, ids: liveBlocks(this.run).ids };
+      }
+    }
+    this.runTo(this.run!, end);
+    return this.run!.allocator;
+  }
+
+  /**
+   * Makes checkpoints ahead, up to `requests` requests' worth of replay per call (so that a worker
+   * can answer other calls between). True once every checkpoint of the trace exists.
+   */
+  warm(requests: number): boolean {
+    const n = this.stream.length;
+    if (this.checkpointBefore(n) * this.every + this.every > n) return true;
+    if (!this.scout) {
+      const k = this.checkpointBefore(n);
+      this.scout = k > 0 ? restore(this.checkpoints[k]!, this.stream, this.shared!) : this.start();
+    }
+    const scout = this.scout;
+    this.runTo(scout, Math.min(n, scout.next + requests));
+    const done = scout.next + this.every > n;
+    if (done) this.scout = null;
+    return done;
+  }
+
+  /** `run`'s blocks array set back to nulls, or undefined when a new one is cheaper. */
+  private recycle(run: ReplayRun): (Block | null)[] | undefined {
+    const { kind, id } = this.stream;
+    const { next, ids } = this.origin;
+    if (run.next - next > this.stream.idCount / 8) return undefined;
+    const blocks = run.blocks;
+    for (let k = 0; k < ids.length; k++) blocks[ids[k]!] = null;
+    for (let i = next; i < run.next; i++) if (kind[i] === RequestKind.alloc) blocks[id[i]!] = null;
+    return blocks;
+  }
+
+  private start(): ReplayRun {
+    const run = startReplay(this.stream, { ...this.options, statsOnly: true }, 0);
+    this.shared ??= sharedOf(run);
+    return run;
+  }
+
+  /** The last checkpoint at or before request `end` (0: none; the start needs none). */
+  private checkpointBefore(end: number): number {
+    for (let k = Math.floor(end / this.every); k > 0; k--) if (this.checkpoints[k]) return k;
+    return 0;
+  }
+
+  /** Advances `run` to `end`, leaving a checkpoint at every boundary it passes that has none. */
+  private runTo(run: ReplayRun, end: number): void {
+    while (run.next < end) {
+      const stop = Math.min(end, (Math.floor(run.next / this.every) + 1) * this.every);
+      advance(run, stop);
+      const k = stop / this.every;
+      if (stop < this.stream.length && Number.isInteger(k) && !this.checkpoints[k]) this.checkpoints[k] = checkpointOf(run, this.shared!);
+    }
   }
 }
