@@ -10,22 +10,25 @@ import type { SweepJob } from '../worker/sweep-worker';
 import { sourceStream, useSession } from './session-store';
 import { AsyncLimiter } from '../lib/async-limiter';
 import { replayBasis, runSweepJobs } from './sweep-pool';
-import { useSweep } from './sweep-store';
+import { sweepAgain, useSweep } from './sweep-store';
 
 interface GuideState {
   guide: TuningGuide | null;
+  /** The source the guide's figures were replayed on (the view shows them only beside it). */
+  source: string | null;
   error: string | null;
   /** Why there is no guide for this source (no requests to replay), if there is none. */
   unavailable: string | null;
 }
 
-export const useGuide = create<GuideState>()(() => ({ guide: null, error: null, unavailable: null }));
+export const useGuide = create<GuideState>()(() => ({ guide: null, source: null, error: null, unavailable: null }));
 
 /** One guide at a time: a newer one stops the one being built and takes its place. */
 const guides = new AsyncLimiter();
 
 async function build(superseded: AbortSignal): Promise<void> {
-  useGuide.setState({ guide: null, error: null, unavailable: null });
+  const source = useSession.getState().summary?.source ?? null;
+  useGuide.setState({ guide: null, source, error: null, unavailable: null });
   if (useSession.getState().summary?.requests === 0) {
     useGuide.setState({ unavailable: 'This snapshot has no allocation history: there is nothing to replay, so no setting to compare.' });
     return;
@@ -71,11 +74,22 @@ export function guideIdle(): Promise<void> {
   return guides.idle();
 }
 
+const clear = async (): Promise<void> => useGuide.setState({ guide: null, source: null, error: null, unavailable: null });
+
 /** Rebuilds the guide whenever a sweep completes (a new source, config or cap). */
 export function installGuide(): void {
   useSweep.subscribe((s, before) => {
     if (s.done && !before.done) void guides.schedule(build);
-    // A new sweep (a new source, config or cap): the guide of the last one no longer applies.
-    else if (!s.done && before.done) useGuide.setState({ guide: null, error: null, unavailable: null });
+    // A new sweep (a new source, config or cap): the guide of the last one no longer applies, and
+    // one still being built for it stops (it would show that source's figures under this one).
+    else if (!s.done && before.done) void guides.schedule(clear);
+  });
+  // A new source is being read: a guide under way stops, and is built again after the sweep that
+  // follows (for the new source, or the old one if the new one fails to open).
+  useSession.subscribe((s, before) => {
+    if (s.opening && !before.opening && guides.busy) {
+      sweepAgain();
+      void guides.schedule(clear);
+    }
   });
 }

@@ -31,6 +31,9 @@ export const MAX_FILE_BYTES = 1.5 * 2 ** 30;
 
 interface SessionState {
   busy: boolean;
+  /** A new source is being read and replayed: the sweep and the guide of the current one stop (they
+   * would compete with it for the cores), and start again for whichever source the view then shows. */
+  opening: boolean;
   progress: number | null;
   /** The last import or replay error; the previous result stays on screen. */
   error: string | null;
@@ -84,10 +87,10 @@ function requestReplay(settings: ReplaySettings, cursor: number | null): void {
       const { summary, timeline, view } = await callWorker((w) => w.replay(settings, cursor));
       // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
       performance.mark('splitscope:replay-result');
-      useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null });
+      useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
     } catch (e) {
       // The previous view stays.
-      useSession.setState({ error: named ? `${named}: ${message(e)}` : message(e), progress: null });
+      useSession.setState({ error: named ? `${named}: ${message(e)}` : message(e), progress: null, opening: false });
     }
   });
 }
@@ -147,13 +150,14 @@ function replayNewSource(name: string, link: LinkSource, at: OpenAt | undefined)
 
 /** Opens a source in the worker (`start`), then replays it; a source that fails to open changes nothing. */
 async function openSource(name: string, start: () => Promise<string>, link: LinkSource, at: OpenAt | undefined): Promise<void> {
+  useSession.setState({ opening: true });
   try {
     await start();
   } catch (e) {
-    useSession.setState({ error: `${name}: ${message(e)}`, progress: null });
+    useSession.setState({ error: `${name}: ${message(e)}`, progress: null, opening: false });
     return;
   }
-  replayNewSource(name, link, at);
+  replayNewSource(name, link, at); // its replay ends `opening`
 }
 
 async function open(name: string, bytes: ArrayBuffer, link: LinkSource, at: OpenAt | undefined): Promise<void> {
@@ -187,6 +191,7 @@ async function fileLink(name: string, bytes: ArrayBuffer): Promise<LinkSource> {
 
 export const useSession = create<SessionState>()((set, get) => ({
   busy: false,
+  opening: false,
   progress: null,
   error: null,
   settings: { conf: null, capacityBytes: null },

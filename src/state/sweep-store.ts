@@ -10,6 +10,7 @@ import type { SweepJob } from '../worker/sweep-worker';
 import { maxSplitSteps } from './max-split-steps';
 import { sourceStream, useSession } from './session-store';
 import { AsyncLimiter } from '../lib/async-limiter';
+import { framesDrawn } from '../lib/frame-scheduler';
 import { deal, replayBasis, runSweepJobsInto, workerCount } from './sweep-pool';
 
 interface SweepState {
@@ -78,9 +79,13 @@ async function sweep(values: (number | null)[], workers: number | undefined, sup
   if (!superseded.aborted) useSweep.setState({ done: true, seconds: (performance.now() - t0) / 1e3 });
 }
 
-/** Resolves when no sweep runs or waits. */
-export function sweepIdle(): Promise<void> {
-  return sweeps.idle();
+/** A sweep about to start once the view is drawn. */
+let starting: Promise<void> | null = null;
+
+/** Resolves when no sweep runs, waits, or is about to start. */
+export async function sweepIdle(): Promise<void> {
+  while (starting) await starting;
+  await sweeps.idle();
 }
 
 /** What a sweep depends on: the source, the config but max_split, the cap. */
@@ -91,13 +96,44 @@ function sweepKey(): string {
   return JSON.stringify([sourceLink, summary.source, summary.requests, configToString({ ...basis.asked, maxSplitSize: Infinity }), settings.capacityBytes, settings.device ?? 0]);
 }
 
+/** The next view sweeps even if its source and settings are the last sweep's (its work was stopped). */
+export function sweepAgain(): void {
+  lastKey = '';
+}
+
 /** Keeps the sweep in step with the view. */
 export function installSweep(): void {
   useSession.subscribe((s, before) => {
-    if (s.summary === before.summary || !s.summary) return;
+    if (s.opening && !before.opening) {
+      // A new source is being read: a sweep under way stops, and runs again for whatever the view shows next.
+      if (sweeps.busy) {
+        sweepAgain();
+        void sweeps.schedule(async () => {});
+      }
+      return;
+    }
+    const opened = !s.opening && before.opening;
+    if ((s.summary === before.summary && !opened) || !s.summary) return;
     const key = sweepKey();
     if (key === lastKey) return;
     lastKey = key;
-    void runSweep();
+    // The new view draws first: the sweep's workers would take the cores from its first frame.
+    const start: Promise<void> = afterViewDrawn().then(() => {
+      if (starting === start) starting = null;
+      void runSweep();
+    });
+    starting = start;
   });
+}
+
+/** After the next frame and the draws asked for in it (a hidden tab, which gets no frames: a moment). */
+async function afterViewDrawn(): Promise<void> {
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, 250);
+    requestAnimationFrame(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  await framesDrawn();
 }

@@ -2,12 +2,16 @@
 import { formatSize } from '../allocator/format-size';
 import { usePanel } from './use-panel';
 import { useGuide } from '../state/guide-store';
+import { useSession } from '../state/session-store';
 
 export function TuningGuide() {
-  const { guide, error, unavailable } = useGuide();
+  const { guide: built, source, error, unavailable } = useGuide();
+  // Figures replayed on another source than the one in view are never shown beside it.
+  const current = useSession((s) => s.summary?.source ?? null);
+  const guide = source === current ? built : null;
   const panel = usePanel('guide');
   return (
-    <details className="guide" {...panel}>
+    <details className="guide" data-source={guide ? source : undefined} {...panel}>
       <summary>Tuning guide for this run</summary>
       {error && <p className="error">{error}</p>}
       {unavailable && <p className="hint">{unavailable}</p>}

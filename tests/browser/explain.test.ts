@@ -52,6 +52,30 @@ test('the device bar at the cursor agrees with the stats', async () => {
   expect(await figure('nvidia-smi-used')).toBe(1000 * 2 ** 20 + s['reserved_bytes.all.current']!);
 });
 
+test("while another source opens, the tuning guide never shows the last one's figures", async () => {
+  const page = session.page;
+  await openFile(SAMPLE);
+  await page.evaluate('window.splitscope.guide()');
+  // What the page shows every 20 ms: the source in view, and the source of the guide's figures (if shown).
+  await page.evaluate(`window.__samples = []; window.__sampler = setInterval(() => {
+    const guide = document.querySelector('.guide');
+    window.__samples.push([document.querySelector('.source-line strong')?.textContent, guide?.querySelector('.guide-items') ? guide.dataset.source : null]);
+  }, 20)`);
+  await openFile('tests/fixtures/train_gpt2-n150__default.pickle.gz');
+  await page.evaluate('window.splitscope.guide()');
+  await expect.poll(() => page.locator('.guide .guide-items').count()).toBe(1);
+  const samples = await page.evaluate<[string, string | null][]>('clearInterval(window.__sampler), window.__samples');
+  expect(samples.filter(([, guide]) => guide !== null && guide !== undefined).length).toBeGreaterThan(2);
+  for (const [source, guide] of samples) if (guide) expect([source, guide]).toEqual([source, source]);
+  // The last source's guide was shown at first, and the new one's at the end.
+  expect(samples[0]![1]).toMatch(/train_gpt2-n12/);
+  expect(samples.at(-1)![1]).toMatch(/train_gpt2-n150/);
+  // Back to the sample, as the tests below expect.
+  await page.getByLabel('source', { exact: true }).selectOption({ label: 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)' });
+  await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2 training steps')`);
+  await ready();
+});
+
 test('the tuning guide ranks settings by what they do on this run, with the CLI figures', async () => {
   type Row = Record<string, number> & { conf: string };
   const guide = await session.page.evaluate<{ current: Row; items: { conf: string; helps: boolean; row: Row }[] }>('window.splitscope.guide()');
@@ -74,6 +98,8 @@ test('the tuning guide ranks settings by what they do on this run, with the CLI 
 
 test('an empty_cache() inserted at the cursor changes reserved memory and device allocs as the CLI says', async () => {
   const page = session.page;
+  await page.evaluate('window.splitscope.seek(12000)');
+  await ready();
   const before = await stats();
   await page.getByRole('button', { name: 'Insert empty_cache()' }).click();
   await ready();
