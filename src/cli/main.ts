@@ -11,14 +11,8 @@ import { ImportError } from '../lib/import-error';
 import { fragmentation } from '../trace/measures/fragmentation';
 import { NO_HISTORY, replaySnapshot } from '../trace/replay/replay-snapshot';
 import type { AddressModel } from '../trace/replay/replay';
-import type { Snapshot } from '../trace/snapshot/snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
-import {
-  decodeSnapshotFile,
-  decodeSnapshotForReplay,
-  encodeSnapshotFile,
-  type SnapshotForReplay,
-} from '../trace/snapshot/snapshot-file';
+import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { nodeGunzip } from './node-gunzip';
 
@@ -111,8 +105,8 @@ function main(argv: string[]): number {
   if (device !== undefined && !/^\d+$/.test(device)) throw new UsageError(`--device takes a device index, not '${values.device}'`);
   const until = values.until?.trim();
   if (until !== undefined && !/^\d+$/.test(until)) throw new UsageError(`--until takes a request index, not '${values.until}'`);
-  // Only --out needs the whole trace (times, stack frames); a replay needs its columns.
-  const { snapshot, traces } = values.out ? { snapshot: load(file), traces: [] } : loadForReplay(file);
+  // Only --out needs the times and stack frames; a replay needs the columns alone.
+  const { snapshot, traces } = loadForReplay(file, values.out !== undefined);
   const d = Number(device ?? 0);
   // A snapshot without history (segments only) still shows its moment: only a device it lacks is a mistake.
   if (!traces[d]?.length && !snapshot.device_traces[d]?.length && !snapshot.segments.some((s) => (s.device ?? 0) === d) && d > 0) {
@@ -132,7 +126,8 @@ function main(argv: string[]): number {
   const { result } = run;
   if (values.out) {
     const format = /\.json$/i.test(values.out) ? 'json' : 'pickle';
-    const exported = exportSnapshot(result, run.stream, { config: run.config, device: d, sourceTrace: snapshot.device_traces[d] ?? [] });
+    const details = traces[d]?.details;
+    const exported = exportSnapshot(result, run.stream, { config: run.config, device: d, ...(details ? { sourceDetails: details } : {}) });
     writeFileSync(values.out, encodeSnapshotFile(exported, format));
   }
   const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
@@ -167,12 +162,9 @@ function nothingToSweep(file: string): number {
   return 1;
 }
 
-function load(file: string): Snapshot {
-  return decodeSnapshotFile(readBytes(file), { gunzip: nodeGunzip });
-}
-
-function loadForReplay(file: string): SnapshotForReplay {
-  return decodeSnapshotForReplay(readBytes(file), { gunzip: nodeGunzip });
+/** `details`: with each entry's time and stack frames (for an export). */
+function loadForReplay(file: string, details = false): SnapshotForReplay {
+  return decodeSnapshotForReplay(readBytes(file), { gunzip: nodeGunzip, details });
 }
 
 function readBytes(file: string): Uint8Array {

@@ -168,7 +168,11 @@ async function open(name: string, bytes: ArrayBuffer, link: LinkSource, at: Open
   });
   await openSource(
     name,
-    () => callWorker((w) => w.open(name, moved(bytes, [bytes]), onProgress)).finally(() => (opened = true)),
+    () =>
+      callWorker((w) => w.open(name, moved(bytes, [bytes]), onProgress)).finally(() => {
+        opened = true;
+        performance.mark('splitscope:opened');
+      }),
     link,
     at,
   );
@@ -267,6 +271,10 @@ export const useSession = create<SessionState>()((set, get) => ({
     if (playing) play();
   },
   async openFile(file, at) {
+    // For benchmarks: the moment a file was chosen (its open ends at 'splitscope:replay-result' and the next frames).
+    performance.clearMarks();
+    performance.clearMeasures();
+    performance.mark('splitscope:open-start');
     if (file.size > MAX_FILE_BYTES) {
       set({ error: `${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).` });
       return;

@@ -12,8 +12,9 @@ import type { CachingAllocator } from '../allocator/caching-allocator';
 import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay/replay';
 import { oomVerdict, planSnapshotReplay, replayNotes } from '../trace/replay/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/stream/request-stream';
-import type { Snapshot } from '../trace/snapshot/snapshot';
-import { decodeSnapshotFile, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
+import { UNKNOWN_LINE, type Snapshot } from '../trace/snapshot/snapshot';
+import type { TraceColumns } from '../trace/snapshot/trace-columns';
+import { decodeSnapshotForReplay, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { workloadById } from '../trace/stream/workloads';
 import { expose, transfer } from 'comlink';
 import type { CompareRun, CursorView, ReplaySummary, ReplayTimeline } from './replay-protocol';
@@ -21,7 +22,10 @@ import { insertedCallsOf, type ReplaySettings } from './replay-settings';
 
 interface Source {
   name: string;
+  /** A snapshot's segments and settings; its traces are in `traces` (device_traces left empty). */
   snapshot: Snapshot | null;
+  /** Each device's trace as columns, with times and stack frames. */
+  traces: TraceColumns[];
   /** The request stream of `device`'s trace (built on the first replay of that device). */
   stream: RequestStream | null;
   device: number;
@@ -39,9 +43,9 @@ let last: { result: ReplayResult; config: AllocatorConfig } | null = null;
 let compared: { settings: ReplaySettings; oomAt: Map<number, ReplayOom> }[] = [];
 
 /** Devices a snapshot has a trace or segments for. */
-function devicesOf(snapshot: Snapshot): number[] {
+function devicesOf(snapshot: Snapshot, traces: readonly TraceColumns[]): number[] {
   const devices = new Set<number>([0]);
-  snapshot.device_traces.forEach((t, d) => t.length > 0 && devices.add(d));
+  traces.forEach((t, d) => t.length > 0 && devices.add(d));
   for (const s of snapshot.segments) devices.add(s.device ?? 0);
   return [...devices].sort((a, b) => a - b);
 }
@@ -54,7 +58,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
   const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : undefined;
   const insertedCalls = insertedCallsOf(settings);
   if (source.snapshot) {
-    const devices = devicesOf(source.snapshot);
+    const devices = devicesOf(source.snapshot, source.traces);
     const device = settings.device ?? 0;
     if (!devices.includes(device)) throw new Error(`This snapshot has no device ${device} (it has ${devices.map((d) => `cuda:${d}`).join(', ')}).`);
     if (device !== source.device) {
@@ -68,6 +72,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
       ...(settings.conf !== null ? { conf: settings.conf } : {}),
       ...(capacity ? { capacity } : {}),
       ...(source.stream ? { stream: source.stream } : {}),
+      ...(source.traces[device] ? { trace: source.traces[device] } : {}),
       ...insertedCalls,
       device,
     });
@@ -216,11 +221,11 @@ function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: num
 
 function framesOf(id: number): string[] {
   const stream = source?.stream;
-  const trace = source?.snapshot?.device_traces?.[source.device];
+  const details = source?.traces[source.device]?.details;
   const at = source?.allocIndex;
-  if (!stream || !trace || !at || id < 0 || id >= at.length || at[id]! < 0) return [];
-  const entry = trace[stream.source[at[id]!]!];
-  return (entry?.frames ?? []).map((f) => `${f.name} ${f.filename}:${f.line}`);
+  if (!stream || !details || !at || id < 0 || id >= at.length || at[id]! < 0) return [];
+  const list = details.frames[stream.source[at[id]!]!] ?? -1;
+  return (list >= 0 ? details.frameLists[list]! : []).map((f) => (f.line === UNKNOWN_LINE ? `${f.name} ${f.filename} (line unknown)` : `${f.name} ${f.filename}:${f.line}`));
 }
 
 /** The open source; an error when nothing is open. */
@@ -236,8 +241,8 @@ const moved = <T>(value: T, buffers: ArrayBuffer[]): T => transfer(value, buffer
 const api = {
   /** Parses a snapshot file; only a file that parses replaces the source (a bad one changes nothing). */
   open(name: string, bytes: ArrayBuffer, onProgress: (fraction: number) => void): string {
-    const snapshot = decodeSnapshotFile(new Uint8Array(bytes), { onProgress });
-    source = { name, snapshot, stream: null, device: 0, allocIndex: null };
+    const { snapshot, traces } = decodeSnapshotForReplay(new Uint8Array(bytes), { onProgress, details: true });
+    source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null };
     stopWarming();
     cursors.clear();
     return name;
@@ -248,7 +253,7 @@ const api = {
     const workload = workloadById(id);
     if (!workload) throw new Error(`There is no built-in workload "${id}".`);
     const stream = workload.generate(params);
-    source = { name: `${workload.name} (built-in workload)`, snapshot: null, stream, device: 0, allocIndex: null };
+    source = { name: `${workload.name} (built-in workload)`, snapshot: null, traces: [], stream, device: 0, allocIndex: null };
     stopWarming();
     cursors.clear();
     return source.name;
@@ -295,11 +300,11 @@ const api = {
   /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
   exportRun(format: 'pickle' | 'json'): Uint8Array<ArrayBuffer> {
     if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
-    const trace = source.snapshot?.device_traces?.[source.device];
+    const details = source.traces[source.device]?.details;
     const snapshot = exportSnapshot(last.result, source.stream, {
       config: last.config,
       device: source.device,
-      ...(trace ? { sourceTrace: trace } : {}),
+      ...(details ? { sourceDetails: details } : {}),
     });
     const bytes = encodeSnapshotFile(snapshot, format) as Uint8Array<ArrayBuffer>;
     return moved(bytes, [bytes.buffer]);

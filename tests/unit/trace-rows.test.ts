@@ -32,7 +32,7 @@ function both(bytes: Uint8Array): [unknown, unknown] {
   return [
     outcome(() => {
       const s = decodeSnapshotFile(bytes);
-      return { traces: s.device_traces.map(traceColumnsFromEntries), rest: [s.segments, s.allocator_settings] };
+      return { traces: s.device_traces.map((t) => traceColumnsFromEntries(t)), rest: [s.segments, s.allocator_settings] };
     }),
     outcome(() => {
       const { snapshot: s, traces } = decodeSnapshotForReplay(bytes);
@@ -73,6 +73,29 @@ describe('decodeSnapshotForReplay', () => {
       const rows = new TraceRows(1 << 20);
       readPickle(gunzipSync(fixture(name)), { fastPath: rows });
       expect(rows.columns.length).toBeGreaterThan(30_000);
+    });
+  }
+
+  // With details (the page's reading): each entry's time and stack frames as decodeSnapshotFile gives them.
+  for (const name of ['train_gpt2-n12__default.pickle.gz', 'real/compiled__default.pickle.gz', 'real/phases.pickle.gz']) {
+    it(`keeps the times and frames decodeSnapshotFile gives, with details: ${name}`, () => {
+      const whole = decodeSnapshotFile(fixture(name));
+      const { snapshot, traces } = decodeSnapshotForReplay(fixture(name), { details: true });
+      const entries = whole.device_traces[0]!;
+      const d = traces[0]!.details!;
+      expect(traces[0]!.length).toBe(entries.length);
+      for (let i = 0; i < entries.length; i++) {
+        const e = entries[i]!;
+        const frames = d.frames[i]! >= 0 ? d.frameLists[d.frames[i]!] : undefined;
+        expect([i, d.time[i], frames]).toEqual([i, e.time_us, e.frames]);
+      }
+      // Shared lists stay shared: far fewer lists than entries.
+      expect(d.frameLists.length).toBeLessThan(entries.length / 4);
+      expect(snapshot.notes).toEqual(whole.notes); // 'line unknown' frames counted too
+      // The fast path did the reading.
+      const rows = new TraceRows(1 << 20, true);
+      readPickle(gunzipSync(fixture(name)), { fastPath: rows });
+      expect(rows.columns.length).toBeGreaterThan(entries.length / 2);
     });
   }
 

@@ -133,6 +133,9 @@ export class SegmentMapRenderer {
 
   private drawGpu(gpu: Gpu): void {
     gpu.painter.paint(gpu.context.getCurrentTexture().createView(), this.scene, this.view);
+    // For benchmarks: how long the GPU took over the frame (on SwiftShader, most of a first view).
+    const start = performance.now();
+    void gpu.painter.device.queue.onSubmittedWorkDone().then(() => performance.measure('splitscope:map-gpu', { start }));
   }
 
   private drawCanvas2d(): void {

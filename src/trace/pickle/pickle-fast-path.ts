@@ -13,9 +13,19 @@ export const SKIPPED_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathSkip
 /** ... and for one it also marked (the trace rows: a frame list with an empty_cache frame). */
 export const MARKED_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathMarked': true });
 
+/** A fast path's own stand-in in the memo, carrying what it needs to know of the value there again. */
+export class FastPathStandIn {
+  constructor(
+    readonly index: number,
+    readonly mark: number,
+  ) {
+    Object.freeze(this);
+  }
+}
+
 /** Whether `v` is one of the stand-ins, which only the fast path may read. */
 export function isStandIn(v: PickleValue | undefined): boolean {
-  return v === ROW_STAND_IN || v === SKIPPED_STAND_IN || v === MARKED_STAND_IN;
+  return v === ROW_STAND_IN || v === SKIPPED_STAND_IN || v === MARKED_STAND_IN || v instanceof FastPathStandIn;
 }
 
 /** A stand-in was used in a way the fast path cannot vouch for: read the file again without it. */

@@ -5,24 +5,28 @@ import { ACTION_NAMES } from '../../allocator/trace-action';
 import type { ReplayResult } from './replay';
 import type { RequestStream } from '../stream/request-stream';
 import type { AllocatorSettings, Frame, Snapshot, SnapshotBlock, SnapshotSegment, TraceEntry } from '../snapshot/snapshot';
+import type { TraceDetails } from '../snapshot/trace-columns';
 
 export interface ExportOptions {
   config: AllocatorConfig;
-  /** The source trace the stream came from, for stack frames and timestamps. */
-  sourceTrace?: readonly TraceEntry[];
+  /** The times and stack frames of the source trace the stream came from. */
+  sourceDetails?: TraceDetails;
   device?: number;
 }
 
 export function exportSnapshot(run: ReplayResult, stream: RequestStream, options: ExportOptions): Snapshot {
-  const { config, sourceTrace } = options;
+  const { config, sourceDetails: details } = options;
   const device = options.device ?? 0;
-  const sourceOf = (requestIndex: number): TraceEntry | undefined =>
-    sourceTrace && requestIndex >= 0 ? sourceTrace[stream.source[requestIndex]!] : undefined;
+  /** The source entry of a request, -1 for none (a synthetic request, or no details). */
+  const sourceOf = (requestIndex: number): number => (details && requestIndex >= 0 ? stream.source[requestIndex]! : -1);
+  const framesAt = (entry: number): Frame[] => {
+    const k = entry >= 0 ? details!.frames[entry]! : -1;
+    return k >= 0 ? details!.frameLists[k]! : [];
+  };
   // Frames of the request that allocated each live block (by request id).
   const allocRequest = new Int32Array(stream.idCount).fill(-1);
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === 0) allocRequest[stream.id[i]!] = i;
-  const framesOfBlock = (b: Block): Frame[] =>
-    (b.tag >= 0 ? sourceOf(allocRequest[b.tag]!)?.frames : undefined) ?? [];
+  const framesOfBlock = (b: Block): Frame[] => (b.tag >= 0 ? framesAt(sourceOf(allocRequest[b.tag]!)) : []);
 
   const segments: SnapshotSegment[] = run.allocator.segmentsByAddress().map((segment) => {
     const blocks: SnapshotBlock[] = [];
@@ -67,8 +71,9 @@ export function exportSnapshot(run: ReplayResult, stream: RequestStream, options
         ? { action, addr: 0, size: events.size[i]!, stream: events.stream[i]!, device_free: events.addr[i]! }
         : { action, addr: events.addr[i]!, size: events.size[i]!, stream: events.stream[i]! };
     if (action === 'oom') delete (entry as Partial<TraceEntry>).addr;
-    entry.time_us = source?.time_us ?? i;
-    entry.frames = action.startsWith('segment_') ? [] : (source?.frames ?? []);
+    const time = source >= 0 ? details!.time[source]! : NaN;
+    entry.time_us = Number.isNaN(time) ? i : time;
+    entry.frames = action.startsWith('segment_') ? [] : framesAt(source);
     trace[i] = entry;
   }
 

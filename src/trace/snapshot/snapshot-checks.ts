@@ -4,7 +4,7 @@
 import { ACTION_NAMES, actionCode } from '../../allocator/trace-action';
 import { ImportError } from '../../lib/import-error';
 import { FastPathUnusable } from '../pickle/pickle-fast-path';
-import type { AllocatorSettings, SnapshotBlockState, Snapshot, SnapshotSegment, TraceEntry } from './snapshot';
+import { UNKNOWN_LINE, type AllocatorSettings, type SnapshotBlockState, type Snapshot, type SnapshotSegment, type TraceEntry } from './snapshot';
 import { sliceColumns, TraceColumnsBuilder, type TraceColumns } from './trace-columns';
 import type { RowRun, TraceRows } from './trace-rows';
 
@@ -101,9 +101,6 @@ function intField(o: Dict, key: string, path: () => string, fallback?: number): 
   return bad(`${path()}.${key}`, 'an integer', v);
 }
 
-/** A frame's line when PyTorch does not know it (it writes 2^64 - 1, as torch.compile's frames do). */
-export const UNKNOWN_LINE = -1;
-
 /**
  * Checks a frame list (extra keys, as FX frames have, are kept and not read); `path` is only called
  * to word an error. A line past 2^53 is PyTorch's "unknown" and becomes UNKNOWN_LINE.
@@ -158,7 +155,7 @@ function traceColumnsOf(list: unknown, d: number, seen: Set<unknown>, rows: RowC
   }
   let rowCount = 0;
   for (let j = k; j < runs.length && runs[j]!.list === list; j++) rowCount += runs[j]!.count;
-  const out = new TraceColumnsBuilder(list.length + rowCount);
+  const out = new TraceColumnsBuilder(list.length + rowCount, from.details !== undefined);
   const takeRuns = (at: number): void => {
     for (; mine(at); k++) {
       out.pushRows(from, rows.next, runs[k]!.count);
@@ -388,6 +385,7 @@ export function checkSnapshot(raw: unknown, rows: TraceRows | undefined): Snapsh
     }
   }
   if (rows && rows.columns.length > 0 && traces.length === 0) throw new FastPathUnusable();
+  if (rows) notes.unknownLines += rows.unknownLines;
 
   const snapshot: Snapshot = { segments, device_traces };
   const said = notesOf(notes);

@@ -23,6 +23,8 @@ export interface DecodeSnapshotOptions {
    * `maxBytes` of output by throwing; any error it throws is reported as damaged or too large data.
    */
   gunzip?: PlatformGunzip;
+  /** decodeSnapshotForReplay: keep each entry's time and stack frames too (TraceColumns.details), for views and exports. */
+  details?: boolean;
 }
 
 export type SnapshotFormat = 'pickle' | 'json';
@@ -126,7 +128,7 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
       ...(report ? { onProgress: (f: number) => report(start + f * (0.97 - start)) } : {}),
     };
     if (asColumns) {
-      const rows = new TraceRows(data.length);
+      const rows = new TraceRows(data.length, options.details ?? false);
       try {
         const read = checkSnapshot(readPickle(data, { ...pickleOptions, fastPath: rows }), rows);
         progress(1);
@@ -146,7 +148,11 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
   }
   progress(0.97);
   const read = checkSnapshot(raw, undefined);
-  if (asColumns) read.traces = read.snapshot.device_traces.map(traceColumnsFromEntries);
+  if (asColumns) {
+    read.traces = read.snapshot.device_traces.map((entries) => traceColumnsFromEntries(entries, options.details ?? false));
+    // As the fast path leaves them: the columns hold the traces.
+    read.snapshot.device_traces = read.traces.map(() => []);
+  }
   progress(1);
   return read;
 }

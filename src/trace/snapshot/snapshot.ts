@@ -5,8 +5,12 @@ import { ACTION_NAMES, type ActionName } from '../../allocator/trace-action';
 export interface Frame {
   name: string;
   filename: string;
+  /** UNKNOWN_LINE where PyTorch did not know it. */
   line: number;
 }
+
+/** A frame's line when PyTorch does not know it (it writes 2^64 - 1, as torch.compile's frames do). */
+export const UNKNOWN_LINE = -1;
 
 /** Trace entry actions (allocator/trace-action.ts). */
 export type TraceAction = ActionName;

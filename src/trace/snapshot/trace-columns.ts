@@ -1,8 +1,10 @@
 // A device trace reduced to what a replay reads (action as an Action code, addr, size, stream), one typed column
-// each: a 900k-entry trace is then four arrays instead of 900k objects for the GC to carry.
+// each: a 900k-entry trace is then four arrays instead of 900k objects for the GC to carry. With details, also
+// what a view shows of an entry: its time and its stack frames (an index into the trace's distinct frame lists,
+// which torch shares between entries, so that a million entries hold a few thousand lists).
 import { growColumns, makeColumns } from '../../lib/columns';
 import { actionCode } from '../../allocator/trace-action';
-import type { TraceEntry } from './snapshot';
+import type { Frame, TraceEntry } from './snapshot';
 
 /** A device trace in columns. For an oom, `addr` holds device_free, as PyTorch's TraceEntry keeps it. */
 export interface TraceColumns {
@@ -18,14 +20,25 @@ export interface TraceColumns {
    * by trace index; the others are the default pools'. Absent for older traces.
    */
   recordedPools?: Map<number, readonly [number, number]>;
+  /** Times and stack frames, when asked for (the page's views; a replay needs neither). */
+  details?: TraceDetails;
+}
+
+export interface TraceDetails {
+  /** time_us of each entry (NaN where it has none). */
+  time: Float64Array;
+  /** Index of each entry's frame list in `frameLists`, -1 where it has none. */
+  frames: Int32Array;
+  frameLists: Frame[][];
 }
 
 /** A segment_free or segment_unmap that torch.cuda.empty_cache() made (its stack says so). */
 export const FROM_EMPTY_CACHE = 1;
 
 const TRACE_COLUMNS = { action: Uint8Array, addr: Float64Array, size: Float64Array, stream: Float64Array, flags: Uint8Array } as const;
+const DETAIL_COLUMNS = { time: Float64Array, frames: Int32Array } as const;
 
-/** Appends entries to growable columns. */
+/** Appends entries to growable columns (with `details`, their times and frames too). */
 export class TraceColumnsBuilder implements TraceColumns {
   length = 0;
   declare action: Uint8Array;
@@ -34,9 +47,18 @@ export class TraceColumnsBuilder implements TraceColumns {
   declare stream: Float64Array;
   declare flags: Uint8Array;
   recordedPools?: Map<number, readonly [number, number]>;
+  details?: TraceDetails;
+  /** Frame lists by content: torch writes a new list per entry but shares its frames, so a list
+   * is known by its frames' ids (hash -> indices in details.frameLists, with their ids). */
+  private readonly listsByHash = new Map<number, number[]>();
+  private readonly listIds: Int32Array[] = [];
+  /** Ids of frame objects, for lists given as objects alone (frameListIndex). */
+  private readonly frameIds = new Map<Frame, number>();
 
-  constructor(capacity = 1024) {
-    Object.assign(this, makeColumns(TRACE_COLUMNS, Math.max(16, capacity)));
+  constructor(capacity = 1024, details = false) {
+    const rows = Math.max(16, capacity);
+    Object.assign(this, makeColumns(TRACE_COLUMNS, rows));
+    if (details) this.details = { ...makeColumns(DETAIL_COLUMNS, rows), frameLists: [] };
   }
 
   push(code: number, addr: number, size: number, stream: number, flags = 0): void {
@@ -50,6 +72,43 @@ export class TraceColumnsBuilder implements TraceColumns {
     if (flags !== 0) this.flags[i] = flags;
   }
 
+  /** The details of the row just pushed (with details only): its time, its frame list's index or -1. */
+  pushDetails(time: number, frameList: number): void {
+    const d = this.details!;
+    const i = this.length - 1;
+    d.time[i] = time;
+    d.frames[i] = frameList;
+  }
+
+  /**
+   * The index in details.frameLists of the list of these frames, whose ids (any numbers that tell
+   * frames apart: the pickle's memo slots) are `ids`; added (a copy of `frames`) at its first sight.
+   */
+  internFrames(frames: readonly Frame[], ids: ArrayLike<number>): number {
+    const n = ids.length;
+    let h = n;
+    for (let i = 0; i < n; i++) h = (Math.imul(h, 31) + ids[i]!) | 0;
+    let bucket = this.listsByHash.get(h);
+    if (bucket) {
+      for (const k of bucket) if (sameIds(this.listIds[k]!, ids)) return k;
+    } else this.listsByHash.set(h, (bucket = []));
+    const k = this.details!.frameLists.push(frames.slice()) - 1;
+    this.listIds.push(Int32Array.from(ids));
+    bucket.push(k);
+    return k;
+  }
+
+  /** internFrames for a list of frame objects alone: frames are told apart by identity (negative
+   * ids, apart from memo slots). */
+  frameListIndex(frames: Frame[]): number {
+    const ids = frames.map((f) => {
+      let id = this.frameIds.get(f);
+      if (id === undefined) this.frameIds.set(f, (id = -1 - this.frameIds.size));
+      return id;
+    });
+    return this.internFrames(frames, ids);
+  }
+
   /** Appends a checked entry (an oom's device_free goes in addr). */
   pushEntry(e: TraceEntry): void {
     const released = e.action === 'segment_free' || e.action === 'segment_unmap';
@@ -60,9 +119,10 @@ export class TraceColumnsBuilder implements TraceColumns {
       if (pool[0] !== 0 || pool[1] !== 0) this.recordedPools.set(this.length, pool);
     }
     this.push(actionCode(e.action), e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream, flags);
+    if (this.details) this.pushDetails(e.time_us ?? NaN, e.frames ? this.frameListIndex(e.frames) : -1);
   }
 
-  /** Appends rows [start, start + count) of `from`. */
+  /** Appends rows [start, start + count) of `from` (with the same details setting). */
   pushRows(from: TraceColumns, start: number, count: number): void {
     while (this.length + count > this.action.length) this.grow();
     const end = start + count;
@@ -75,16 +135,34 @@ export class TraceColumnsBuilder implements TraceColumns {
       this.recordedPools ??= new Map();
       for (const [i, pool] of from.recordedPools) if (i >= start && i < end) this.recordedPools.set(i - start + this.length, pool);
     }
+    const d = this.details;
+    const f = from.details;
+    if (d && f) {
+      d.time.set(f.time.subarray(start, end), this.length);
+      for (let i = start; i < end; i++) {
+        const k = f.frames[i]!;
+        d.frames[i - start + this.length] = k < 0 ? -1 : this.frameListIndex(f.frameLists[k]!);
+      }
+    }
     this.length += count;
   }
 
   private grow(): void {
-    growColumns(this, TRACE_COLUMNS, this.action.length * 2);
+    const rows = this.action.length * 2;
+    growColumns(this, TRACE_COLUMNS, rows);
+    if (this.details) growColumns(this.details, DETAIL_COLUMNS, rows);
   }
+}
+
+function sameIds(a: Int32Array, b: ArrayLike<number>): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
 }
 
 /** Rows [start, end) as views, no copy. */
 export function sliceColumns(c: TraceColumns, start: number, end: number): TraceColumns {
+  const d = c.details;
   return {
     length: end - start,
     action: c.action.subarray(start, end),
@@ -93,12 +171,13 @@ export function sliceColumns(c: TraceColumns, start: number, end: number): Trace
     stream: c.stream.subarray(start, end),
     flags: c.flags.subarray(start, end),
     ...(c.recordedPools ? { recordedPools: new Map([...c.recordedPools].filter(([i]) => i >= start && i < end).map(([i, p]) => [i - start, p])) } : {}),
+    ...(d ? { details: { time: d.time.subarray(start, end), frames: d.frames.subarray(start, end), frameLists: d.frameLists } } : {}),
   };
 }
 
 /** Columns of checked trace entries (decodeSnapshotFile's output). */
-export function traceColumnsFromEntries(entries: readonly TraceEntry[]): TraceColumns {
-  const columns = new TraceColumnsBuilder(entries.length);
+export function traceColumnsFromEntries(entries: readonly TraceEntry[], details = false): TraceColumns {
+  const columns = new TraceColumnsBuilder(entries.length, details);
   for (const e of entries) columns.pushEntry(e);
   return columns;
 }

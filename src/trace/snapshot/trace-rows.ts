@@ -7,7 +7,7 @@
 // fast path cannot vouch for is read again the generic way (decodeSnapshotForReplay).
 import { actionCode } from '../../allocator/trace-action';
 import { decodeLong } from '../pickle/pickle-ints';
-import { FastPathUnusable, MARKED_STAND_IN, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from '../pickle/pickle-fast-path';
+import { FastPathStandIn, FastPathUnusable, MARKED_STAND_IN, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from '../pickle/pickle-fast-path';
 import {
   APPEND,
   APPENDS,
@@ -29,6 +29,7 @@ import {
 import type { StringCache } from '../pickle/pickle-string-cache';
 import type { PickleValue } from '../pickle/pickle-value';
 import { Action } from '../../allocator/trace-action';
+import { UNKNOWN_LINE, type Frame } from './snapshot';
 import { FROM_EMPTY_CACHE, TraceColumnsBuilder } from './trace-columns';
 
 /** Returned by `value()` for anything the fast path does not read. */
@@ -77,10 +78,25 @@ export class TraceRows implements PickleFastPath {
   private pos = 0;
   /** A frame of the list being read is torch.cuda.empty_cache's. */
   private emptyCacheSeen = false;
+  /** With details: the frame list of the entry being read, and the lists met so far with their
+   * empty_cache mark (the memo holds the lists themselves then, not stand-ins). */
+  private entryList = -1;
+  /** While a new list is read with details: its frames, and their memo slots (frames are told apart by them). */
+  private collecting = false;
+  private readonly listFrames: Frame[] = [];
+  private readonly listIds: number[] = [];
+  /** Frames whose line PyTorch did not know (2^64 - 1): read as UNKNOWN_LINE, with details. */
+  unknownLines = 0;
 
-  /** `pickleBytes`: the size of the pickle, to size the columns (an entry takes 40 bytes or more). */
-  constructor(pickleBytes: number) {
-    this.columns = new TraceColumnsBuilder(Math.ceil(pickleBytes / 40));
+  /**
+   * `pickleBytes`: the size of the pickle, to size the columns (an entry takes 40 bytes or more).
+   * `details`: keep each entry's time and stack frames too (TraceColumns.details).
+   */
+  constructor(
+    pickleBytes: number,
+    readonly details = false,
+  ) {
+    this.columns = new TraceColumnsBuilder(Math.ceil(pickleBytes / 40), details);
   }
 
   /** Called by the reader once it starts. */
@@ -160,12 +176,19 @@ export class TraceRows implements PickleFastPath {
     const size = this.int();
     if (Number.isNaN(size) || !this.key('stream')) return -1;
     const stream = this.int();
-    // A replay never reads the time: any number will do, unread (a big int too: checks take those).
-    if (Number.isNaN(stream) || !this.key('time_us') || !this.time()) return -1;
+    if (Number.isNaN(stream) || !this.key('time_us')) return -1;
+    let time = NaN;
+    if (this.details) {
+      const t = this.value();
+      if (typeof t === 'number') time = t;
+      else if (typeof t === 'bigint') time = Number(t);
+      else return -1;
+    } else if (!this.time()) return -1; // a replay never reads the time: any number will do, unread
     if (!this.key('compile_context') || typeof this.value() !== 'string') return -1;
     if (!this.key('user_metadata') || typeof this.value() !== 'string') return -1;
     this.skipFrames();
     let flags = 0;
+    this.entryList = -1;
     if (b[this.pos] !== SETITEMS) {
       const frames = this.key('frames') ? this.frames() : -1;
       if (frames < 0) return -1;
@@ -174,6 +197,7 @@ export class TraceRows implements PickleFastPath {
       if (b[this.pos] !== SETITEMS) return -1;
     }
     this.columns.push(code, addr, size, stream, flags);
+    if (this.details) this.columns.pushDetails(time, this.entryList);
     return this.pos + 1;
   }
 
@@ -222,8 +246,20 @@ export class TraceRows implements PickleFastPath {
       const v = this.value();
       if (v === SKIPPED_STAND_IN) return 0;
       if (v === MARKED_STAND_IN) return 1;
+      if (v instanceof FastPathStandIn) {
+        // A list read before, with details: its index and mark.
+        this.entryList = v.index;
+        return v.mark;
+      }
       if (!Array.isArray(v) || !v.every(isFrame)) return -1;
-      return v.some((f) => (f as Record<string, PickleValue>).name === 'empty_cache') ? 1 : 0;
+      const marked = v.some((f) => (f as Record<string, PickleValue>).name === 'empty_cache') ? 1 : 0;
+      if (this.details) {
+        // One the generic reader made (its first use was in a dict the fast path left alone).
+        const frames = v as unknown as Frame[];
+        for (const f of frames) this.normalizeLine(f);
+        this.entryList = this.columns.frameListIndex(frames);
+      }
+      return marked;
     }
     this.pos++;
     let slot = -1;
@@ -233,9 +269,18 @@ export class TraceRows implements PickleFastPath {
       this.pos++;
     }
     this.emptyCacheSeen = false;
+    this.collecting = this.details;
+    this.listFrames.length = 0;
+    this.listIds.length = 0;
     const done = (): number => {
-      if (this.emptyCacheSeen && slot >= 0) this.memo[slot] = MARKED_STAND_IN;
-      return this.emptyCacheSeen ? 1 : 0;
+      const marked = this.emptyCacheSeen ? 1 : 0;
+      if (this.collecting) {
+        // The list is kept interned (torch writes one per entry, of shared frames); the memo keeps its index.
+        this.collecting = false;
+        this.entryList = this.columns.internFrames(this.listFrames, this.listIds);
+        if (slot >= 0) this.memo[slot] = new FastPathStandIn(this.entryList, marked) as unknown as PickleValue;
+      } else if (marked && slot >= 0) this.memo[slot] = MARKED_STAND_IN;
+      return marked;
     };
     // Lists come as MARK items APPENDS (in batches of 1000), one item and APPEND, or nothing.
     for (;;) {
@@ -260,13 +305,30 @@ export class TraceRows implements PickleFastPath {
     }
   }
 
+  /** A line past 2^53 (PyTorch's unknown line) as UNKNOWN_LINE, as the checks read it. */
+  private normalizeLine(f: Frame): void {
+    const line = f.line as unknown;
+    if (typeof line === 'bigint' || !Number.isSafeInteger(line)) {
+      f.line = UNKNOWN_LINE;
+      this.unknownLines++;
+    }
+  }
+
   /** One frame: a memo reference to a frame dict, or a new {name, filename, line}. */
   private frame(): boolean {
     const b = this.b;
     if (b[this.pos] !== EMPTY_DICT) {
+      // A memo reference (the frames' callers call skipFrames first): its slot tells the frame apart.
+      const p = this.pos;
+      const ref = b[p] === BINGET ? b[p + 1]! : b[p] === LONG_BINGET ? this.view.getUint32(p + 1, true) : -1;
       const v = this.value();
-      if (!isFrame(v)) return false;
+      if (!isFrame(v) || ref < 0) return false;
       if ((v as Record<string, PickleValue>).name === 'empty_cache') this.emptyCacheSeen = true;
+      if (this.collecting) {
+        this.normalizeLine(v as unknown as Frame);
+        this.listFrames.push(v as unknown as Frame);
+        this.listIds.push(ref);
+      }
       return true;
     }
     if (b[this.pos + 1] !== MEMOIZE || b[this.pos + 2] !== MARK) return false;
@@ -285,8 +347,14 @@ export class TraceRows implements PickleFastPath {
       return false;
     }
     this.pos++;
-    memo[slot] = { name, filename, line: line as PickleValue };
+    const frame = { name, filename, line: line as PickleValue };
+    memo[slot] = frame;
     if (name === 'empty_cache') this.emptyCacheSeen = true;
+    if (this.collecting) {
+      this.normalizeLine(frame as unknown as Frame);
+      this.listFrames.push(frame as unknown as Frame);
+      this.listIds.push(slot);
+    }
     return true;
   }
 
