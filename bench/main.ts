@@ -2,6 +2,7 @@
 import { benchCli } from './cli.bench';
 import { benchGpu } from './gpu.bench';
 import { benchPageLatency } from './page-latency.bench';
+import { benchPageOpen } from './page-open.bench';
 import { benchImport } from './import.bench';
 import { benchReplay } from './replay.bench';
 import { benchSeek } from './seek.bench';
@@ -13,5 +14,6 @@ benchSeek();
 benchImport();
 benchCli();
 await benchGpu();
+await benchPageOpen();
 await benchPageLatency();
 await benchSegmentMap();

@@ -6,7 +6,6 @@ import { configToString } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
 import { AsyncLimiter } from '../lib/async-limiter';
-import { sha256Hex } from '../lib/sha256';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { WORKLOADS } from '../trace/stream/workloads';
 import type { CursorView, ReplaySummary, ReplayTimeline } from '../worker/replay-protocol';
@@ -148,8 +147,11 @@ function replayNewSource(name: string, link: LinkSource, at: OpenAt | undefined)
   requestReplay(settings, at?.cursor ?? null);
 }
 
-/** Opens a source in the worker (`start`), then replays it; a source that fails to open changes nothing. */
-async function openSource(name: string, start: () => Promise<string>, link: LinkSource, at: OpenAt | undefined): Promise<void> {
+/**
+ * Opens a source in the worker (`start`), then replays it; a source that fails to open changes nothing.
+ * Its link and where it opens are known once it opened.
+ */
+async function openSource(name: string, start: () => Promise<string>, link: () => LinkSource, at: () => OpenAt | undefined): Promise<void> {
   useSession.setState({ opening: true });
   try {
     await start();
@@ -157,24 +159,39 @@ async function openSource(name: string, start: () => Promise<string>, link: Link
     useSession.setState({ error: `${name}: ${message(e)}`, progress: null, opening: false });
     return;
   }
-  replayNewSource(name, link, at); // its replay ends `opening`
+  replayNewSource(name, link(), at()); // its replay ends `opening`
 }
 
-async function open(name: string, bytes: ArrayBuffer, link: LinkSource, at: OpenAt | undefined): Promise<void> {
+/**
+ * Opens a file or bytes in the worker, which reads and hashes them; `linkOf` makes the source's link
+ * from the SHA-256 (a share link that waits for a file with that hash then says how it opens).
+ */
+async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: string) => LinkSource, at: OpenAt | undefined): Promise<void> {
   useSession.setState({ error: null, progress: 0 });
   let opened = false;
   const onProgress = callback((fraction: number) => {
     if (!opened) useSession.setState({ progress: fraction });
   });
+  let link: LinkSource | null = null;
   await openSource(
     name,
-    () =>
-      callWorker((w) => w.open(name, moved(bytes, [bytes]), onProgress)).finally(() => {
+    async () => {
+      try {
+        const sha256 = await callWorker((w) => w.open(name, data instanceof Blob ? data : moved(data, [data]), onProgress));
+        link = linkOf(sha256);
+        // The file a share link asked for: it opens as the link says.
+        if (!at && link.kind === 'file' && awaitedFile?.sha256 === sha256) {
+          at = awaitedFile.at;
+          awaitedFile = null;
+        }
+        return name;
+      } finally {
         opened = true;
         performance.mark('splitscope:opened');
-      }),
-    link,
-    at,
+      }
+    },
+    () => link!,
+    () => at,
   );
 }
 
@@ -185,12 +202,12 @@ export function awaitFile(sha256: string, at: OpenAt): void {
   awaitedFile = { sha256, at };
 }
 
-/** A file's link: its name and hash, and the file itself when small enough to travel in the link. */
-async function fileLink(name: string, bytes: ArrayBuffer): Promise<LinkSource> {
-  const hash = await sha256Hex(bytes);
-  return bytes.byteLength <= MAX_EMBEDDED_FILE_BYTES
-    ? { kind: 'file', name, sha256: hash, data: toBase64Url(new Uint8Array(bytes)) }
-    : { kind: 'file', name, sha256: hash };
+/** A file's link: its name and hash, and the file itself when small enough to travel in the link
+ * (`bytes`: then read on the page, before they go to the worker). */
+function fileLink(name: string, sha256: string, bytes?: ArrayBuffer): LinkSource {
+  return bytes && bytes.byteLength <= MAX_EMBEDDED_FILE_BYTES
+    ? { kind: 'file', name, sha256, data: toBase64Url(new Uint8Array(bytes)) }
+    : { kind: 'file', name, sha256 };
 }
 
 export const useSession = create<SessionState>()((set, get) => ({
@@ -279,14 +296,13 @@ export const useSession = create<SessionState>()((set, get) => ({
       set({ error: `${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).` });
       return;
     }
-    await get().openBytes(file.name, await file.arrayBuffer(), at);
+    // A small file travels in the share link, so the page reads it; a larger one the worker reads.
+    if (file.size <= MAX_EMBEDDED_FILE_BYTES) await get().openBytes(file.name, await file.arrayBuffer(), at);
+    else await open(file.name, file, (sha256) => fileLink(file.name, sha256), at);
   },
   async openBytes(name, bytes, at) {
-    const link = await fileLink(name, bytes);
-    // The file a share link asked for: it opens as the link says.
-    const awaited = awaitedFile && link.kind === 'file' && link.sha256 === awaitedFile.sha256 ? awaitedFile.at : undefined;
-    if (awaited) awaitedFile = null;
-    await open(name, bytes, link, at ?? awaited);
+    const kept = bytes.byteLength <= MAX_EMBEDDED_FILE_BYTES ? bytes.slice(0) : undefined;
+    await open(name, bytes, (sha256) => fileLink(name, sha256, kept), at);
   },
   async openSample(at) {
     const response = await fetch(SAMPLE_URL);
@@ -294,14 +310,14 @@ export const useSession = create<SessionState>()((set, get) => ({
       set({ error: `The built-in sample could not be loaded (${response.status}).` });
       return;
     }
-    await open(SAMPLE_NAME, await response.arrayBuffer(), { kind: 'sample' }, at);
+    await open(SAMPLE_NAME, await response.arrayBuffer(), () => ({ kind: 'sample' }), at);
   },
   dismissError() {
     set({ error: null });
   },
   openWorkload(id, params = {}, at) {
     set({ error: null });
-    void openSource(id, () => callWorker((w) => w.workload(id, params)), { kind: 'workload', id, params }, at);
+    void openSource(id, () => callWorker((w) => w.workload(id, params)), () => ({ kind: 'workload', id, params }), () => at);
   },
 }));
 

@@ -17,6 +17,7 @@ import type { TraceColumns } from '../trace/snapshot/trace-columns';
 import { decodeSnapshotForReplay, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { workloadById } from '../trace/stream/workloads';
 import { expose, transfer } from 'comlink';
+import { sha256Hex } from '../lib/sha256';
 import type { CompareRun, CursorView, ReplaySummary, ReplayTimeline } from './replay-protocol';
 import { insertedCallsOf, type ReplaySettings } from './replay-settings';
 
@@ -239,13 +240,20 @@ const moved = <T>(value: T, buffers: ArrayBuffer[]): T => transfer(value, buffer
 
 /** The worker's calls, one answer each (comlink carries calls, answers, errors and progress). */
 const api = {
-  /** Parses a snapshot file; only a file that parses replaces the source (a bad one changes nothing). */
-  open(name: string, bytes: ArrayBuffer, onProgress: (fraction: number) => void): string {
+  /**
+   * Reads and parses a snapshot file (a File read here, off the page's thread, or its bytes); only a
+   * file that parses replaces the source (a bad one changes nothing). Answers the file's SHA-256,
+   * which a share link names it by: hashed beside the parse (WebCrypto works on its own thread).
+   */
+  async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void): Promise<string> {
+    const bytes = file instanceof Blob ? await file.arrayBuffer() : file;
+    const hash = sha256Hex(bytes); // copies the bytes before the parse reads them
+    hash.catch(() => {}); // awaited below; a failed parse must not leave it unhandled
     const { snapshot, traces } = decodeSnapshotForReplay(new Uint8Array(bytes), { onProgress, details: true });
     source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null };
     stopWarming();
     cursors.clear();
-    return name;
+    return await hash;
   },
 
   /** A built-in workload becomes the source. */

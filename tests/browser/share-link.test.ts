@@ -80,6 +80,32 @@ test('a link keeps the segment map\'s zoom, the pinned allocation and the open p
   await other.context().close();
 });
 
+test('a link to a file too large to travel asks for it, and the file opens as the link says', async () => {
+  // Both sides in fresh contexts: the tests around this one go on from the session page's view.
+  const page = await freshPage(session.page.url().split('#')[0]!);
+  const file = 'tests/fixtures/train_gpt2-n12__max_split_size_mb=128.pickle.gz'; // 270 KB: past the embedding limit
+  await page.setInputFiles('input[type=file]', file);
+  await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('max_split_size_mb=128')`);
+  await ready(page);
+  const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  await field.fill('max_split_size_mb:64');
+  await field.press('Enter');
+  await ready(page);
+  await page.waitForFunction(`location.hash.length > 10 && window.splitscope.link() === location.href`);
+  const link = await page.evaluate<string>('window.splitscope.link()');
+  expect(link.length).toBeLessThan(2000); // named by its hash, not embedded
+
+  const other = await freshPage(link);
+  await expect.poll(() => other.getByRole('alert').textContent()).toMatch(/too large to travel in a link: open that file/);
+  await other.setInputFiles('input[type=file]', file);
+  await other.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('max_split_size_mb=128')`);
+  await ready(other);
+  expect(await other.getByLabel('PYTORCH_CUDA_ALLOC_CONF').inputValue()).toBe('max_split_size_mb:64');
+  expect(await stats(other)).toEqual(await stats(page));
+  await other.context().close();
+  await page.context().close();
+});
+
 test('Back undoes a config change', async () => {
   const page = session.page;
   const before = await stats(page);
