@@ -8,12 +8,23 @@ import { benchReplay } from './replay.bench';
 import { benchSeek } from './seek.bench';
 import { benchSegmentMap } from './segment-map.bench';
 
+const BENCHES: [string, () => unknown][] = [
+  ['replay', benchReplay],
+  ['seek', benchSeek],
+  ['import', benchImport],
+  ['cli', benchCli],
+  ['gpu', benchGpu],
+  ['page-open', benchPageOpen],
+  ['page-latency', benchPageLatency],
+  ['segment-map', benchSegmentMap],
+];
+
+// `npm run bench -- seek cli` runs only those (names as above); no names runs all.
+const asked = process.argv.slice(2);
+const unknown = asked.filter((a) => !BENCHES.some(([name]) => name === a));
+if (unknown.length > 0) {
+  console.error(`unknown benchmark ${unknown.join(', ')}; the benchmarks are ${BENCHES.map(([n]) => n).join(', ')}`);
+  process.exit(2);
+}
 console.log(`splitscope benchmarks: node ${process.version}, ${process.platform}/${process.arch}`);
-benchReplay();
-benchSeek();
-benchImport();
-benchCli();
-await benchGpu();
-await benchPageOpen();
-await benchPageLatency();
-await benchSegmentMap();
+for (const [name, bench] of BENCHES) if (asked.length === 0 || asked.includes(name)) await bench();

@@ -90,6 +90,9 @@ export function installAutomation(): void {
       return runs?.map((r, i) => ({ conf: r.conf, stats: { ...r.stats }, atCursor: { ...(views?.[i]?.stats ?? {}) } })) ?? null;
     },
     timeSweep: async (values, workers) => {
+      // Alone: the guide a finished sweep starts would take a core from it.
+      await Promise.all([whenIdle(), sweepIdle()]);
+      await guideIdle();
       await runSweep(values, workers);
       return useSweep.getState().seconds ?? NaN;
     },

@@ -100,7 +100,11 @@ function requestSeek(cursor: number): void {
     if (cursor === useSession.getState().view?.cursor) return;
     try {
       const view = await callWorker((w) => w.seek(cursor));
+      const answered = performance.now();
+      performance.mark('splitscope:seek-result');
       useSession.setState({ view });
+      // For benchmarks: the render this state change caused (React flushes it in a microtask queued before this one).
+      queueMicrotask(() => performance.measure('splitscope:seek-render', { start: answered }));
     } catch (e) {
       useSession.setState({ error: message(e) });
     }
@@ -112,9 +116,21 @@ export async function whenIdle(): Promise<void> {
   while (workerBusy() || replays.busy || seeks.busy) await Promise.all([workerIdle(), replays.idle(), seeks.idle()]);
 }
 
-/** The source's request stream (built by the worker on its first replay). */
+/** The last stream asked for, by the source and device it belongs to. */
+let streamCache: { link: LinkSource | null; device: number; stream: Promise<RequestStream> } | null = null;
+
+/**
+ * The source's request stream (built by the worker on its first replay). One object per source and
+ * device: the sweep pool sends a stream to its workers once, by identity.
+ */
 export function sourceStream(): Promise<RequestStream> {
-  return callWorker((w) => w.stream());
+  const { sourceLink: link, settings } = useSession.getState();
+  const device = settings.device ?? 0;
+  if (streamCache && streamCache.link === link && streamCache.device === device) return streamCache.stream;
+  const stream = callWorker((w) => w.stream());
+  streamCache = { link, device, stream };
+  stream.catch(() => (streamCache = null));
+  return stream;
 }
 
 /** The last replay as a PyTorch snapshot file. */

@@ -1,12 +1,13 @@
-// Sweep workers for a batch of replays: one job per worker, rows reported as they arrive. Shared by
-// the max_split sweep, the tuning guide and the sweep explorer.
+// Sweep workers for batches of replays, rows reported as they arrive: a warm pool shared by the
+// max_split sweep, the tuning guide and the sweep explorer.
 import type { StoreApi } from 'zustand';
 import type { Capacity } from '../allocator/capacity';
 import type { AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { useSession } from './session-store';
 import type { SweepRow } from '../trace/sweep/sweep';
-import type { SweepJob, SweepReply } from '../worker/sweep-worker';
+import type { RequestStream } from '../trace/stream/request-stream';
+import type { SweepJob, SweepMessage, SweepReply } from '../worker/sweep-worker';
 
 export interface SweepRun {
   /** Resolves when every job is done (errors are reported through onError, not thrown). */
@@ -39,32 +40,139 @@ export function deal<T>(items: readonly T[], n: number): T[][] {
   return Array.from({ length: n }, (_, k) => items.filter((_, i) => i % n === k));
 }
 
-export function runSweepJobs(jobs: readonly SweepJob[], onRow: (index: number, row: SweepRow) => void, onError: (message: string) => void): SweepRun {
-  const workers = jobs.map(() => new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' }));
-  let settle: () => void = () => {};
-  const done = new Promise<void>((resolve) => (settle = resolve));
-  let left = jobs.length;
-  const finishOne = (worker: Worker): void => {
-    worker.terminate();
-    if (--left === 0) settle();
-  };
-  workers.forEach((worker, k) => {
-    worker.onmessage = (event: MessageEvent<SweepReply>) => {
-      const m = event.data;
-      if (m.type === 'row') return onRow(m.index, m.row);
-      if (m.type === 'error') onError(m.message);
-      finishOne(worker);
+/**
+ * The sweep workers, kept warm between runs: a worker starts once (a module load) and is sent each
+ * source's request stream once (a structured clone of tens of MB on a large trace), then only jobs.
+ * Jobs of every run wait in one queue for a free worker. A run that stops drops its waiting jobs and
+ * ends its running ones by ending their workers, which are started again when next needed.
+ */
+class SweepPool {
+  private readonly workers: PoolWorker[] = [];
+  private readonly queue: Task[] = [];
+  private readonly streamIds = new WeakMap<RequestStream, number>();
+  private nextStreamId = 1;
+  /** Workers the runs asked for at most: the pool grows to it and keeps them (each run stays within its own limit). */
+  private size = 1;
+
+  run(jobs: readonly SweepJob[], size: number, onRow: (index: number, row: SweepRow) => void, onError: (message: string) => void): SweepRun {
+    this.size = Math.max(this.size, size);
+    let settle: () => void = () => {};
+    const done = new Promise<void>((resolve) => (settle = resolve));
+    let left = jobs.length;
+    const run: RunState = { stopped: false, limit: size, running: 0, onRow, onError, finished: () => --left === 0 && settle() };
+    for (const job of jobs) this.queue.push({ job, run });
+    if (jobs.length === 0) settle();
+    this.dispatch();
+    return {
+      done,
+      stop: () => {
+        if (run.stopped) return;
+        run.stopped = true;
+        for (let i = this.queue.length - 1; i >= 0; i--) if (this.queue[i]!.run === run) this.queue.splice(i, 1);
+        for (const w of [...this.workers]) if (w.task?.run === run) this.retire(w);
+        settle();
+        this.dispatch();
+      },
     };
-    worker.postMessage(jobs[k]);
-  });
-  if (jobs.length === 0) settle();
-  return {
-    done,
-    stop: () => {
-      for (const w of workers) w.terminate();
-      settle();
-    },
-  };
+  }
+
+  private dispatch(): void {
+    for (;;) {
+      // The first waiting job whose run is below its own limit of workers.
+      const next = this.queue.findIndex((t) => t.run.running < t.run.limit);
+      if (next < 0) return;
+      let w = this.workers.find((x) => !x.task);
+      if (!w && this.workers.length < this.size) w = this.start();
+      if (!w) return;
+      const task = this.queue.splice(next, 1)[0]!;
+      w.task = task;
+      task.run.running++;
+      const { job } = task;
+      if (job.kind === 'source') {
+        const { stream, ...rest } = job;
+        let id = this.streamIds.get(stream);
+        if (id === undefined) this.streamIds.set(stream, (id = this.nextStreamId++));
+        if (w.streamId !== id) {
+          w.worker.postMessage({ type: 'stream', id, stream } satisfies SweepMessage);
+          w.streamId = id;
+        }
+        w.worker.postMessage({ type: 'job', job: rest, streamId: id } satisfies SweepMessage);
+      } else {
+        w.worker.postMessage({ type: 'job', job } satisfies SweepMessage);
+      }
+    }
+  }
+
+  private start(): PoolWorker {
+    const w: PoolWorker = { worker: new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' }), task: null, streamId: 0 };
+    w.worker.onmessage = (event: MessageEvent<SweepReply>) => {
+      const task = w.task;
+      if (!task) return;
+      const m = event.data;
+      if (m.type === 'row') {
+        if (!task.run.stopped) task.run.onRow(m.index, m.row);
+        return;
+      }
+      if (m.type === 'error' && !task.run.stopped) task.run.onError(m.message);
+      w.task = null;
+      task.run.running--;
+      task.run.finished();
+      this.dispatch();
+    };
+    // A worker that dies (out of memory, say) fails its job, not the run's others.
+    w.worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      const task = w.task;
+      this.retire(w);
+      if (task) {
+        task.run.running--;
+        if (!task.run.stopped) task.run.onError(`A sweep worker stopped: ${event.message || 'it ran out of memory or crashed'}.`);
+        task.run.finished();
+      }
+      this.dispatch();
+    };
+    this.workers.push(w);
+    return w;
+  }
+
+  private retire(w: PoolWorker): void {
+    w.worker.terminate();
+    this.workers.splice(this.workers.indexOf(w), 1);
+  }
+}
+
+interface RunState {
+  stopped: boolean;
+  /** Workers this run may use at once, and uses now. */
+  limit: number;
+  running: number;
+  onRow: (index: number, row: SweepRow) => void;
+  onError: (message: string) => void;
+  finished: () => void;
+}
+
+interface Task {
+  job: SweepJob;
+  run: RunState;
+}
+
+interface PoolWorker {
+  worker: Worker;
+  task: Task | null;
+  /** The stream it holds. */
+  streamId: number;
+}
+
+const pool = new SweepPool();
+
+/** Runs `jobs` on the warm workers, at most `workers` at once (default: one per job, up to workerCount). */
+export function runSweepJobs(
+  jobs: readonly SweepJob[],
+  onRow: (index: number, row: SweepRow) => void,
+  onError: (message: string) => void,
+  workers = workerCount(jobs.length),
+): SweepRun {
+  return pool.run(jobs, workers, onRow, onError);
 }
 
 /** A store that shows rows as they arrive and the last error. */
@@ -73,15 +181,42 @@ interface RowsStore {
   error: string | null;
 }
 
-/** runSweepJobs with each row put in place in `store.rows` and errors in `store.error`. */
-export function runSweepJobsInto(jobs: readonly SweepJob[], store: StoreApi<RowsStore>): SweepRun {
-  return runSweepJobs(
+/** How often arriving rows reach the store (each update redraws the views that show them). */
+const ROWS_FLUSH_MS = 200;
+
+/**
+ * runSweepJobs with each row put in place in `store.rows` and errors in `store.error`. Rows are put
+ * in batches, at most every ROWS_FLUSH_MS and when the run ends: a redraw per row took the page's
+ * thread from the workers (a 32-setting sweep on 2 workers ran no faster than on 1).
+ */
+export function runSweepJobsInto(jobs: readonly SweepJob[], store: StoreApi<RowsStore>, workers?: number): SweepRun {
+  let pending: [number, SweepRow][] = [];
+  let timer: ReturnType<typeof setTimeout> | null = null;
+  let stopped = false;
+  const flush = (): void => {
+    if (timer !== null) clearTimeout(timer);
+    timer = null;
+    if (pending.length === 0 || stopped) return;
+    const rows = [...store.getState().rows];
+    for (const [index, row] of pending) rows[index] = row;
+    pending = [];
+    store.setState({ rows });
+  };
+  const run = runSweepJobs(
     jobs,
     (index, row) => {
-      const rows = [...store.getState().rows];
-      rows[index] = row;
-      store.setState({ rows });
+      pending.push([index, row]);
+      timer ??= setTimeout(flush, ROWS_FLUSH_MS);
     },
     (message) => store.setState({ error: message }),
+    workers,
   );
+  return {
+    done: run.done.then(flush),
+    stop: () => {
+      stopped = true;
+      if (timer !== null) clearTimeout(timer);
+      run.stop();
+    },
+  };
 }

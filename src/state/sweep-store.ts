@@ -73,7 +73,7 @@ async function sweep(values: (number | null)[], workers: number | undefined, sup
   useSweep.setState({ largestRequest: largest });
   const t0 = performance.now();
   const jobs: SweepJob[] = deal(values.map((mb, index) => ({ index, mb })), n).map((settings) => ({ kind: 'source', stream, base, recorded, capacity, settings }));
-  const run = runSweepJobsInto(jobs, useSweep);
+  const run = runSweepJobsInto(jobs, useSweep, n);
   superseded.addEventListener('abort', run.stop);
   await run.done;
   if (!superseded.aborted) useSweep.setState({ done: true, seconds: (performance.now() - t0) / 1e3 });

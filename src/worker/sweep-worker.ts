@@ -33,10 +33,32 @@ export type SweepJob = SourceJob | SeedsJob;
 
 export type SweepReply = { type: 'row'; index: number; row: SweepRow } | { type: 'done' } | { type: 'error'; message: string };
 
+/** From the pool (state/sweep-pool.ts): a source's stream, once per worker, and jobs that name it. */
+export type SweepMessage =
+  | { type: 'stream'; id: number; stream: RequestStream }
+  | { type: 'job'; job: Omit<SourceJob, 'stream'>; streamId: number }
+  | { type: 'job'; job: SeedsJob };
+
 const post = (m: SweepReply): void => (self as unknown as DedicatedWorkerGlobalScope).postMessage(m);
 
-self.onmessage = (event: MessageEvent<SweepJob>) => {
-  const job = event.data;
+/** The last stream sent (a new source's replaces it). */
+let held: { id: number; stream: RequestStream } | null = null;
+
+self.onmessage = (event: MessageEvent<SweepMessage>) => {
+  const m = event.data;
+  if (m.type === 'stream') {
+    held = { id: m.id, stream: m.stream };
+    return;
+  }
+  let job: SweepJob;
+  if (m.job.kind === 'source') {
+    const streamId = (m as { streamId: number }).streamId;
+    if (held?.id !== streamId) {
+      post({ type: 'error', message: 'The sweep worker lost its request stream; run the sweep again.' });
+      return;
+    }
+    job = { ...m.job, stream: held.stream };
+  } else job = m.job;
   try {
     const capacity = job.capacity ?? undefined;
     if (job.kind === 'seeds') {

@@ -25,6 +25,20 @@ describe('share links', () => {
     expect(decodeLink(encodeLink(file))).toEqual(file);
   });
 
+  test('a link embedding a large file round-trips as its view changes (the file is deflated once)', () => {
+    let seed = 1;
+    const bytes = Uint8Array.from({ length: 150_000 }, (_, i) => ((seed = (seed * 1103515245 + 12345) >>> 0) >>> 24) & (i % 7 === 0 ? 0x0f : 0xff));
+    const data = toBase64Url(bytes);
+    const file = (cursor: number, conf: string | null): LinkState => ({ v: 1, source: { kind: 'file', name: 'run.pickle.gz', sha256: 'b'.repeat(64), data }, conf, capacityBytes: null, cursor });
+    const plain = (state: LinkState): string => raw(JSON.stringify(state));
+    for (const [cursor, conf] of [[10, null], [11, null], [12, 'max_split_size_mb:128'], [0, null]] as const) {
+      const hash = encodeLink(file(cursor, conf));
+      expect(decodeLink(hash)).toEqual(file(cursor, conf));
+      // About as short as one deflate of the whole view.
+      expect(hash.length).toBeLessThan(plain(file(cursor, conf)).length * 1.01);
+    }
+  });
+
   test('no hash, or another kind of hash, is no link', () => {
     expect(decodeLink('')).toBeNull();
     expect(decodeLink('#section-2')).toBeNull();
