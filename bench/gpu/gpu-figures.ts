@@ -30,7 +30,16 @@ export interface GpuFigures {
   verifyRatio: number;
   /** Mismatches the measurements themselves saw (must be 0: the figures double as a check). */
   mismatches: number;
-  liveRun: { requests: number; gpuOnPerSecond: number; gpuOffPerSecond: number; batch: number };
+  liveRun: LiveRunFigures;
+  /** The same at other batch sizes (recorded since batches were pipelined). */
+  liveRuns?: LiveRunFigures[];
+}
+
+export interface LiveRunFigures {
+  requests: number;
+  gpuOnPerSecond: number;
+  gpuOffPerSecond: number;
+  batch: number;
 }
 
 // A 40 GB card: the transformer's live blocks then fill most of the arena, so fixed per-dispatch costs
@@ -110,9 +119,12 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
   const verify = gbps(liveBytes, await timed(r, () => kernels.submitKernel('verify', chunks, r)));
   const mismatches = (await kernels.counters()).reduce((a, b) => a + b, 0);
 
-  const batch = 64;
-  const on = await liveRunRate(true, slot, batch);
-  const off = await liveRunRate(false, slot, batch);
+  const liveRuns: LiveRunFigures[] = [];
+  for (const batch of [64, 16, 256]) {
+    const on = await liveRunRate(true, slot, batch);
+    const off = await liveRunRate(false, slot, batch);
+    liveRuns.push({ requests: on.requests, gpuOnPerSecond: on.perSecond, gpuOffPerSecond: off.perSecond, batch });
+  }
   return {
     adapter: arena.context.adapter,
     arenaBytes: arena.bytes,
@@ -127,6 +139,7 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
     opRatio: op / streamCopy,
     verifyRatio: verify / streamRead,
     mismatches,
-    liveRun: { requests: on.requests, gpuOnPerSecond: on.perSecond, gpuOffPerSecond: off.perSecond, batch },
+    liveRun: liveRuns[0]!,
+    liveRuns: liveRuns.slice(1),
   };
 }

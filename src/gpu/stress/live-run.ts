@@ -1,7 +1,9 @@
-// A workload run step by step with the allocator, the arena and the GPU in lock-step: each batch of
-// requests goes through the allocator, then the GPU fills the new blocks, runs their ops and
-// verifies every live block before the next batch. It can be paused, stepped and resumed. A lost
-// device is replaced and the new arena rebuilt from the allocator's state.
+// A workload run step by step with the allocator, the arena and the GPU: each batch of requests goes
+// through the allocator, then the GPU fills the new blocks, runs their ops and verifies every live
+// block, in queue order before the next batch's work. While playing, the next batch is planned and
+// submitted while the GPU runs the last ones and their mismatch counts come back (a few in flight,
+// stress-kernels.ts). It can be paused, stepped and resumed. A lost device is replaced and the new
+// arena rebuilt from the allocator's state.
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import type { RequestStream } from '../../trace/stream/request-stream';
@@ -55,6 +57,8 @@ export class LiveRun {
   /** The arena the last batch ran on: a different one is blank and needs every live block rewritten. */
   private arenaSeen: GpuArena | null = null;
   private stepping: Promise<void> | null = null;
+  /** Batches submitted whose mismatch counts are still being read back. */
+  private readonly reading = new Set<Promise<void>>();
   private listeners = new Set<() => void>();
 
   private constructor(
@@ -109,26 +113,33 @@ export class LiveRun {
     };
   }
 
-  /** Resolves when no batch is in flight. */
-  idle(): Promise<void> {
-    return this.stepping ?? Promise.resolve();
+  /** Resolves when the batches in flight now are done and their counts read back (a playing run goes on). */
+  async idle(): Promise<void> {
+    await Promise.all([this.stepping, ...this.reading]);
   }
 
-  /** Applies one batch and waits for its GPU work. */
-  step(): Promise<void> {
+  /** Applies one batch and waits for its GPU work and counts. */
+  async step(): Promise<void> {
+    await this.submitStep();
+    await this.idle();
+  }
+
+  /** Applies one batch and submits its GPU work (waiting only while too many are in flight). */
+  private submitStep(): Promise<void> {
     this.stepping ??= this.stepOnce().finally(() => (this.stepping = null));
     return this.stepping;
   }
 
-  /** Runs batches until paused or done; resolves then. */
+  /** Runs batches until paused or done; resolves then, with every count read back. */
   async play(): Promise<void> {
     if (this.playing) return;
     this.playing = true;
     this.emit();
     while (this.playing && !this.run.done) {
-      await this.step();
+      await this.submitStep();
       await yieldToEventLoop();
     }
+    await this.idle();
     this.playing = false;
     this.emit();
   }
@@ -162,16 +173,28 @@ export class LiveRun {
     // A new device (after a loss) starts blank: rewrite every live block first.
     const work = this.arenaSeen !== null && arena !== this.arenaSeen ? this.run.rebuild() : plan;
     this.arenaSeen = arena;
-    let result;
+    // A device lost mid-batch fails its submission or readback: replace the device (once, though the
+    // batches after it fail too); the next batch on the new one rebuilds.
+    const lost = (e: unknown): void => {
+      if (this.slot.arena === arena) this.slot.invalidate(String(e));
+    };
+    let submitted;
     try {
-      result = await arena.kernels.run(work);
+      submitted = await arena.kernels.submit(work);
     } catch (e) {
-      // A device lost mid-batch fails its readback: replace the device; the next batch rebuilds.
-      this.slot.invalidate(String(e));
+      lost(e);
       return;
     }
-    this.verifiedBlocks += work.verifyBlocks;
-    this.mismatches += result.verifyMismatches + result.opMismatches;
+    const read: Promise<void> = submitted.result.then(
+      (result) => {
+        this.verifiedBlocks += work.verifyBlocks;
+        this.mismatches += result.verifyMismatches + result.opMismatches;
+        this.emit();
+      },
+      lost,
+    );
+    this.reading.add(read);
+    void read.finally(() => this.reading.delete(read));
   }
 
   private emit(): void {

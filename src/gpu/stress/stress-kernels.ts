@@ -10,6 +10,13 @@ type TableKernel = 'fill' | 'touch' | 'verify';
 /** Per-dimension workgroup limit of WebGPU's defaults. */
 const MAX_GROUPS_X = 65535;
 
+/**
+ * Batches in flight at once. Each has its own readback buffer; the tables and the counters are
+ * rewritten in queue order (writeBuffer runs after the work submitted before it), so the next batch
+ * can be encoded while the GPU still runs the last one and its counts are on their way back.
+ */
+export const BATCHES_IN_FLIGHT = 3;
+
 export interface BatchResult {
   /** Words of live blocks that did not hold their pattern at verify. */
   verifyMismatches: number;
@@ -65,9 +72,13 @@ class Table {
 export class StressKernels {
   private readonly pipelines: Record<KernelName, GPUComputePipeline>;
   private readonly counterBuffer: GPUBuffer;
-  private readonly readback: GPUBuffer;
+  private readonly readbacks: GPUBuffer[];
+  /** Per readback buffer, its batch's counts being read (the buffer is free again once they are). */
+  private readonly reading: Promise<unknown>[];
+  private nextReadback = 0;
   private readonly tables: Record<TableKernel, Table>;
   readonly arenaWords: number;
+  /** Submissions in call order (each may wait for a readback buffer). */
   private queue: Promise<unknown> = Promise.resolve();
 
   constructor(
@@ -97,28 +108,40 @@ export class StressKernels {
       size: 16,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
-    this.readback = device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST });
+    this.readbacks = Array.from({ length: BATCHES_IN_FLIGHT }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
+    this.reading = this.readbacks.map(() => Promise.resolve());
     this.tables = { fill: new Table(device), touch: new Table(device), verify: new Table(device) };
   }
 
-  /** Fill, op and verify for one batch, in one submission; resolves with the mismatch counts.
-   * Batches queue: the counters and their readback buffer serve one batch at a time. */
-  run(plan: BatchPlan): Promise<BatchResult> {
-    const result = this.queue.then(() => this.runNow(plan));
-    this.queue = result.catch(() => undefined);
-    return result;
+  /** Fill, op and verify for one batch, in one submission; resolves with the mismatch counts. */
+  async run(plan: BatchPlan): Promise<BatchResult> {
+    return (await this.submit(plan)).result;
   }
 
-  private async runNow(plan: BatchPlan): Promise<BatchResult> {
-    this.device.queue.writeBuffer(this.counterBuffer, 0, new Uint32Array(4));
-    const encoder = this.device.createCommandEncoder({ label: 'batch' });
-    this.encodeTable(encoder, 'fill', this.upload('fill', plan.fill));
-    this.encodeTable(encoder, 'touch', this.upload('touch', plan.op));
-    this.encodeTable(encoder, 'verify', this.upload('verify', plan.verify));
-    encoder.copyBufferToBuffer(this.counterBuffer, 0, this.readback, 0, 16);
-    this.device.queue.submit([encoder.finish()]);
-    const counts = await this.readCounters();
-    return { verifyMismatches: counts[0]!, opMismatches: counts[1]! };
+  /**
+   * Submits fill, op and verify for one batch; resolves once submitted (waiting, when
+   * BATCHES_IN_FLIGHT batches are in flight, for the oldest one's counts), with a promise of this
+   * batch's counts. (Wrapped in an object so that awaiting the submission does not await them.)
+   */
+  submit(plan: BatchPlan): Promise<{ result: Promise<BatchResult> }> {
+    const submitted = this.queue.then(async () => {
+      const k = this.nextReadback;
+      this.nextReadback = (k + 1) % BATCHES_IN_FLIGHT;
+      await this.reading[k];
+      const readback = this.readbacks[k]!;
+      this.device.queue.writeBuffer(this.counterBuffer, 0, new Uint32Array(4));
+      const encoder = this.device.createCommandEncoder({ label: 'batch' });
+      this.encodeTable(encoder, 'fill', this.upload('fill', plan.fill));
+      this.encodeTable(encoder, 'touch', this.upload('touch', plan.op));
+      this.encodeTable(encoder, 'verify', this.upload('verify', plan.verify));
+      encoder.copyBufferToBuffer(this.counterBuffer, 0, readback, 0, 16);
+      this.device.queue.submit([encoder.finish()]);
+      const result = readCounters(readback).then((counts) => ({ verifyMismatches: counts[0]!, opMismatches: counts[1]! }));
+      this.reading[k] = result.catch(() => undefined);
+      return { result };
+    });
+    this.queue = submitted.catch(() => undefined);
+    return submitted;
   }
 
   /** One kernel over a table, `repeat` times, in one submission (for benchmarks). */
@@ -159,16 +182,22 @@ export class StressKernels {
 
   /** The mismatch counters as they stand: [verify, op, plain read, unused] (benchmarks' self-check). */
   counters(): Promise<Uint32Array> {
-    const encoder = this.device.createCommandEncoder();
-    encoder.copyBufferToBuffer(this.counterBuffer, 0, this.readback, 0, 16);
-    this.device.queue.submit([encoder.finish()]);
-    return this.readCounters();
+    const read = this.queue.then(async () => {
+      await Promise.all(this.reading);
+      const readback = this.readbacks[0]!;
+      const encoder = this.device.createCommandEncoder();
+      encoder.copyBufferToBuffer(this.counterBuffer, 0, readback, 0, 16);
+      this.device.queue.submit([encoder.finish()]);
+      return readCounters(readback);
+    });
+    this.queue = read.catch(() => undefined);
+    return read;
   }
 
   destroy(): void {
     for (const t of Object.values(this.tables)) t.destroy();
     this.counterBuffer.destroy();
-    this.readback.destroy();
+    for (const b of this.readbacks) b.destroy();
   }
 
   /** Uploads a kernel's table; returns the workgroups to dispatch over it. */
@@ -196,13 +225,13 @@ export class StressKernels {
     dispatch(pass, groups);
     pass.end();
   }
+}
 
-  private async readCounters(): Promise<Uint32Array> {
-    await this.readback.mapAsync(GPUMapMode.READ);
-    const counts = new Uint32Array(this.readback.getMappedRange().slice(0));
-    this.readback.unmap();
-    return counts;
-  }
+async function readCounters(readback: GPUBuffer): Promise<Uint32Array> {
+  await readback.mapAsync(GPUMapMode.READ);
+  const counts = new Uint32Array(readback.getMappedRange().slice(0));
+  readback.unmap();
+  return counts;
 }
 
 function dispatch(pass: GPUComputePassEncoder, groups: number): void {

@@ -138,15 +138,26 @@ export class StressRun {
     return {
       fill: this.concat(newLive),
       op: this.opEntries(newLive, inputs),
-      verify: this.concat([...this.live.keys()]),
+      verify: this.allChunks(),
       verifyBlocks: this.live.size,
     };
   }
 
   /** Work that rewrites every live block, e.g. into a new arena after a device loss. */
   rebuild(): BatchPlan {
-    const all = [...this.live.keys()];
-    return { fill: this.concat(all), op: new Uint32Array(0), verify: this.concat(all), verifyBlocks: all.length };
+    const all = this.allChunks();
+    return { fill: all, op: new Uint32Array(0), verify: all, verifyBlocks: this.live.size };
+  }
+
+  /** Every live block's chunks, in the order they were allocated. */
+  private allChunks(): Uint32Array<ArrayBuffer> {
+    const out = new Uint32Array(this.liveU32s);
+    let at = 0;
+    for (const { chunks } of this.live.values()) {
+      out.set(chunks, at);
+      at += chunks.length;
+    }
+    return out;
   }
 
   private track(blockId: number, block: Block): void {
@@ -184,23 +195,26 @@ export class StressRun {
   }
 
   private opEntries(ids: readonly number[], inputs: Map<number, number>): Uint32Array<ArrayBuffer> {
-    const out: number[] = [];
+    let n = 0;
+    for (const b of ids) n += (this.live.get(b)!.chunks.length / CHUNK_U32S) * OP_U32S;
+    const out = new Uint32Array(n);
+    let at = 0;
     for (const b of ids) {
       const outChunks = this.live.get(b)!.chunks;
       const from = inputs.get(b);
       const inChunks = from !== undefined && from !== b ? this.live.get(from)?.chunks : undefined;
       const inCount = inChunks ? inChunks.length / CHUNK_U32S : 0;
       for (let c = 0, k = 0; c < outChunks.length; c += CHUNK_U32S, k++) {
-        out.push(outChunks[c]!, outChunks[c + 1]!, outChunks[c + 2]!, outChunks[c + 3]!);
-        // A block with no input (or one too small for a word) is only written.
-        if (inCount === 0) out.push(0, 0, 0, 0);
-        else {
+        for (let u = 0; u < CHUNK_U32S; u++) out[at + u] = outChunks[c + u]!;
+        // A block with no input (or one too small for a word) is only written: its input stays zeros.
+        if (inCount > 0) {
           const j = (k % inCount) * CHUNK_U32S;
-          out.push(inChunks![j]!, inChunks![j + 1]!, inChunks![j + 2]!, inChunks![j + 3]!);
+          for (let u = 0; u < CHUNK_U32S; u++) out[at + CHUNK_U32S + u] = inChunks![j + u]!;
         }
+        at += OP_U32S;
       }
     }
-    return Uint32Array.from(out);
+    return out;
   }
 }
 

@@ -6,18 +6,24 @@ import { CHUNK_WORDS } from './block-chunks';
 /** Pairs (first entry, entry count); `stride` is u32s per entry, its word count at offset 1. */
 export function workGroups(table: Uint32Array, stride: number): Uint32Array<ArrayBuffer> {
   const entries = table.length / stride;
-  const out: number[] = [];
+  // At most one share per entry (runs once per batch over every live block: no array growing).
+  const out = new Uint32Array(2 * entries);
+  let n = 0;
   let first = 0;
   let words = 0;
   for (let e = 0; e < entries; e++) {
     const count = table[e * stride + 1]!;
     if (e > first && words + count > CHUNK_WORDS) {
-      out.push(first, e - first);
+      out[n++] = first;
+      out[n++] = e - first;
       first = e;
       words = 0;
     }
     words += count;
   }
-  if (entries > first) out.push(first, entries - first);
-  return Uint32Array.from(out);
+  if (entries > first) {
+    out[n++] = first;
+    out[n++] = entries - first;
+  }
+  return out.slice(0, n);
 }
