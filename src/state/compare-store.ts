@@ -34,7 +34,7 @@ interface CompareState {
 const sourceKey = (): string => {
   const s = useSession.getState();
   const { conf: _conf, ...base } = s.settings;
-  return JSON.stringify([s.sourceLink, s.summary?.requests ?? null, base]);
+  return JSON.stringify([s.sourceId, s.summary?.requests ?? null, base]);
 };
 
 /** Comparisons and their seeks, each one in flight and the latest waiting (a seek after the comparison). */

@@ -6,11 +6,14 @@ import { configToString } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
 import { AsyncLimiter } from '../lib/async-limiter';
+import { framesDrawn } from '../lib/frame-scheduler';
+import { sha256Hex } from '../lib/sha256';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { WORKLOADS } from '../trace/stream/workloads';
 import type { CursorView, ReplaySummary, ReplayTimeline } from '../worker/replay-protocol';
 import type { ReplaySettings } from '../worker/replay-settings';
 import { toBase64Url } from './link-codec';
+import { hashFile } from './hash-client';
 import { DEFAULT_LOOK, MAX_EMBEDDED_FILE_BYTES, type LinkSource, type MapZoom, type PanelId, type ViewLook } from './link-schema';
 import { callWorker, callback, moved, onWorkerBusy, workerBusy, workerIdle } from './replay-client';
 
@@ -44,8 +47,10 @@ interface SessionState {
   cursor: number;
   view: CursorView | null;
   playing: boolean;
-  /** The source as a share link names it. */
+  /** The source as a share link names it; null until known (a file's hash comes after its first view). */
   sourceLink: LinkSource | null;
+  /** Which source this is: a new one for each source opened (what sweeps and comparisons key on). */
+  sourceId: number;
   look: ViewLook;
   setZoom(zoom: MapZoom | null): void;
   setPinned(id: number | null): void;
@@ -113,22 +118,22 @@ function requestSeek(cursor: number): void {
 
 /** Resolves when every call to the worker has been answered and no replay or seek waits to be sent. */
 export async function whenIdle(): Promise<void> {
-  while (workerBusy() || replays.busy || seeks.busy) await Promise.all([workerIdle(), replays.idle(), seeks.idle()]);
+  while (workerBusy() || replays.busy || seeks.busy || hashing) await Promise.all([workerIdle(), replays.idle(), seeks.idle(), hashing]);
 }
 
 /** The last stream asked for, by the source and device it belongs to. */
-let streamCache: { link: LinkSource | null; device: number; stream: Promise<RequestStream> } | null = null;
+let streamCache: { sourceId: number; device: number; stream: Promise<RequestStream> } | null = null;
 
 /**
  * The source's request stream (built by the worker on its first replay). One object per source and
  * device: the sweep pool sends a stream to its workers once, by identity.
  */
 export function sourceStream(): Promise<RequestStream> {
-  const { sourceLink: link, settings } = useSession.getState();
+  const { sourceId, settings } = useSession.getState();
   const device = settings.device ?? 0;
-  if (streamCache && streamCache.link === link && streamCache.device === device) return streamCache.stream;
+  if (streamCache && streamCache.sourceId === sourceId && streamCache.device === device) return streamCache.stream;
   const stream = callWorker((w) => w.stream());
-  streamCache = { link, device, stream };
+  streamCache = { sourceId, device, stream };
   stream.catch(() => (streamCache = null));
   return stream;
 }
@@ -154,33 +159,41 @@ export function allocationFrames(id: number): Promise<string[]> {
  * A new source replays under the config typed (if any) with no cap, as the CLI does after an import,
  * or under what its share link says.
  */
-function replayNewSource(name: string, link: LinkSource, at: OpenAt | undefined): void {
+function replayNewSource(name: string, link: LinkSource | null, at: OpenAt | undefined): number {
   const settings = at?.settings ?? { conf: useSession.getState().settings.conf, capacityBytes: null };
   // Zoom and pin belong to a source; the open panels stay as they are, unless a link says otherwise.
   const look = at?.look ?? { ...DEFAULT_LOOK, panels: useSession.getState().look.panels };
-  useSession.setState({ settings, playing: false, sourceLink: link, look });
+  // The same source opened again (Back and Forward reopen what the link names) keeps its id.
+  const { sourceId: last, sourceLink: lastLink } = useSession.getState();
+  const sourceId = link && lastLink && JSON.stringify(link) === JSON.stringify(lastLink) ? last : last + 1;
+  useSession.setState({ settings, playing: false, sourceLink: link, sourceId, look });
   openedName = name;
   requestReplay(settings, at?.cursor ?? null);
+  return sourceId;
 }
 
 /**
  * Opens a source in the worker (`start`), then replays it; a source that fails to open changes nothing.
  * Its link and where it opens are known once it opened.
  */
-async function openSource(name: string, start: () => Promise<string>, link: () => LinkSource, at: () => OpenAt | undefined): Promise<void> {
+async function openSource(name: string, start: () => Promise<string>, link: () => LinkSource | null, at: () => OpenAt | undefined): Promise<number | null> {
   useSession.setState({ opening: true });
   try {
     await start();
   } catch (e) {
     useSession.setState({ error: `${name}: ${message(e)}`, progress: null, opening: false });
-    return;
+    return null;
   }
-  replayNewSource(name, link(), at()); // its replay ends `opening`
+  return replayNewSource(name, link(), at()); // its replay ends `opening`
 }
 
+/** A file's hash on its way (whenIdle waits for it: the share link needs it). */
+let hashing: Promise<void> | null = null;
+
 /**
- * Opens a file or bytes in the worker, which reads and hashes them; `linkOf` makes the source's link
- * from the SHA-256 (a share link that waits for a file with that hash then says how it opens).
+ * Opens a file or bytes in the worker, which reads them; hashes them (bytes here, a File in the hash
+ * worker after its first view); `linkOf` makes the source's link from the SHA-256 (a share link that
+ * waits for a file with that hash then says how it opens).
  */
 async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: string) => LinkSource, at: OpenAt | undefined): Promise<void> {
   useSession.setState({ error: null, progress: 0 });
@@ -189,16 +202,21 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
     if (!opened) useSession.setState({ progress: fraction });
   });
   let link: LinkSource | null = null;
-  await openSource(
+  // Bytes are moved to the worker, so hashed first (they are small: an embedded file, the sample).
+  const bytesHash = data instanceof Blob ? null : sha256Hex(new Uint8Array(data));
+  const id = await openSource(
     name,
     async () => {
       try {
-        const sha256 = await callWorker((w) => w.open(name, data instanceof Blob ? data : moved(data, [data]), onProgress));
-        link = linkOf(sha256);
-        // The file a share link asked for: it opens as the link says.
-        if (!at && link.kind === 'file' && awaitedFile?.sha256 === sha256) {
-          at = awaitedFile.at;
-          awaitedFile = null;
+        await callWorker((w) => w.open(name, data instanceof Blob ? data : moved(data, [data]), onProgress));
+        // The file a share link asked for opens as the link says: its hash is needed before the replay.
+        if (bytesHash !== null || (!at && awaitedFile)) {
+          const sha256 = bytesHash ?? (await hashFile(data as Blob));
+          link = linkOf(sha256);
+          if (!at && awaitedFile?.sha256 === sha256) {
+            at = awaitedFile.at;
+            awaitedFile = null;
+          }
         }
         return name;
       } finally {
@@ -206,9 +224,28 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
         performance.mark('splitscope:opened');
       }
     },
-    () => link!,
+    () => link,
     () => at,
   );
+  if (id === null || link) return;
+  // A File: the view first, then its hash (in the hash worker, once the view is drawn: ~130 MB/s,
+  // which would take a core from the parse), then the link (unless another source came meanwhile).
+  const current = (): boolean => useSession.getState().sourceId === id;
+  const done: Promise<void> = (async () => {
+    await replays.idle();
+    await framesDrawn();
+    if (!current()) return;
+    try {
+      const sha256 = await hashFile(data as Blob);
+      performance.mark('splitscope:hashed'); // for benchmarks
+      if (current()) useSession.setState({ sourceLink: linkOf(sha256) });
+    } catch (e) {
+      if (current()) useSession.setState({ error: `${name}: ${message(e)} (its share link names it by hash)` });
+    }
+  })().finally(() => {
+    if (hashing === done) hashing = null;
+  });
+  hashing = done;
 }
 
 /** A share link named a file it could not carry: when a file with this hash opens, it opens so. */
@@ -239,6 +276,7 @@ export const useSession = create<SessionState>()((set, get) => ({
   view: null,
   playing: false,
   sourceLink: null,
+  sourceId: 0,
   look: DEFAULT_LOOK,
   setZoom(zoom) {
     set({ look: { ...get().look, zoom } });

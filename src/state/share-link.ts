@@ -55,7 +55,7 @@ async function apply(state: LinkState): Promise<void> {
   else if (source.kind === 'sample') await session.openSample(at);
   else if (source.data !== undefined) {
     const bytes = fromBase64Url(source.data);
-    if ((await sha256Hex(bytes as Uint8Array<ArrayBuffer>)) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
+    if (sha256Hex(bytes) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
     await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);
   } else {
     awaitFile(source.sha256, at);

@@ -90,10 +90,10 @@ export async function sweepIdle(): Promise<void> {
 
 /** What a sweep depends on: the source, the config but max_split, the cap. */
 function sweepKey(): string {
-  const { settings, summary, sourceLink } = useSession.getState();
+  const { settings, summary, sourceId } = useSession.getState();
   const basis = replayBasis();
   if (!summary || !basis) return '';
-  return JSON.stringify([sourceLink, summary.source, summary.requests, configToString({ ...basis.asked, maxSplitSize: Infinity }), settings.capacityBytes, settings.device ?? 0]);
+  return JSON.stringify([sourceId, summary.source, summary.requests, configToString({ ...basis.asked, maxSplitSize: Infinity }), settings.capacityBytes, settings.device ?? 0]);
 }
 
 /** The next view sweeps even if its source and settings are the last sweep's (its work was stopped). */

@@ -17,7 +17,6 @@ import type { TraceColumns } from '../trace/snapshot/trace-columns';
 import { decodeSnapshotForReplay, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { workloadById } from '../trace/stream/workloads';
 import { expose, transfer } from 'comlink';
-import { sha256Hex } from '../lib/sha256';
 import type { CompareRun, CursorView, ReplaySummary, ReplayTimeline } from './replay-protocol';
 import { insertedCallsOf, type ReplaySettings } from './replay-settings';
 
@@ -242,18 +241,14 @@ const moved = <T>(value: T, buffers: ArrayBuffer[]): T => transfer(value, buffer
 const api = {
   /**
    * Reads and parses a snapshot file (a File read here, off the page's thread, or its bytes); only a
-   * file that parses replaces the source (a bad one changes nothing). Answers the file's SHA-256,
-   * which a share link names it by: hashed beside the parse (WebCrypto works on its own thread).
+   * file that parses replaces the source (a bad one changes nothing). The page hashes it meanwhile.
    */
-  async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void): Promise<string> {
+  async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void): Promise<void> {
     const bytes = file instanceof Blob ? await file.arrayBuffer() : file;
-    const hash = sha256Hex(bytes); // copies the bytes before the parse reads them
-    hash.catch(() => {}); // awaited below; a failed parse must not leave it unhandled
     const { snapshot, traces } = decodeSnapshotForReplay(new Uint8Array(bytes), { onProgress, details: true });
     source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null };
     stopWarming();
     cursors.clear();
-    return await hash;
   },
 
   /** A built-in workload becomes the source. */

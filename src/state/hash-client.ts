@@ -1,0 +1,22 @@
+// The page's side of the hash worker: one worker per file hashed (it ends when the hash is in).
+import type { HashReply } from '../worker/hash-worker';
+
+/** The SHA-256 of `file`, computed off the page's thread. */
+export function hashFile(file: Blob): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const worker = new Worker(new URL('../worker/hash-worker.ts', import.meta.url), { type: 'module' });
+    const end = (): void => worker.terminate();
+    worker.onmessage = (event: MessageEvent<HashReply>) => {
+      end();
+      const m = event.data;
+      if ('sha256' in m) resolve(m.sha256);
+      else reject(new Error(`The file could not be read to hash it: ${m.error}`));
+    };
+    worker.onerror = (event: ErrorEvent) => {
+      event.preventDefault();
+      end();
+      reject(new Error(`The file could not be hashed: ${event.message || 'the hash worker stopped'}`));
+    };
+    worker.postMessage(file);
+  });
+}
