@@ -4,6 +4,8 @@
 import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { expect, inject, test } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { decodeLink } from '../../src/state/link-codec';
 import { openPage, SHOTS as shots } from './open-page';
 
 const session = openPage();
@@ -94,6 +96,10 @@ test('a link to a file too large to travel asks for it, and the file opens as th
   await page.waitForFunction(`location.hash.length > 10 && window.splitscope.link() === location.href`);
   const link = await page.evaluate<string>('window.splitscope.link()');
   expect(link.length).toBeLessThan(2000); // named by its hash, not embedded
+  // The hash worker's SHA-256 (taken after the first view) is the file's.
+  const named = decodeLink(new URL(link).hash)!.source;
+  expect(named).toMatchObject({ kind: 'file', sha256: createHash('sha256').update(readFileSync(file)).digest('hex') });
+  expect(await page.getByRole('button', { name: 'Copy link' }).isEnabled()).toBe(true);
 
   const other = await freshPage(link);
   await expect.poll(() => other.getByRole('alert').textContent()).toMatch(/too large to travel in a link: open that file/);
