@@ -41,6 +41,25 @@ export function deal<T>(items: readonly T[], n: number): T[][] {
 }
 
 /**
+ * Bytes of copies of one request stream the workers may hold at once: each worker gets its own (a
+ * structured clone), and a 1 GB snapshot's stream is ~380 MB. A run on a larger stream uses fewer
+ * workers.
+ */
+const STREAM_COPIES_BYTES = 512 * 2 ** 20;
+
+function streamBytes(s: RequestStream): number {
+  return [s.kind, s.id, s.size, s.stream, s.pool].reduce((n, a) => n + a.byteLength, 0);
+}
+
+const NONE = new Int32Array(0);
+
+/** The stream less what a replay never reads (each request's trace entry, for exports and frames, and
+ * its op's input, for GPU stress): a quarter less to copy and to hold per worker. */
+function forReplay(stream: RequestStream): RequestStream {
+  return { ...stream, source: NONE, input: NONE };
+}
+
+/**
  * The sweep workers, kept warm between runs: a worker starts once (a module load) and is sent each
  * source's request stream once (a structured clone of tens of MB on a large trace), then only jobs.
  * Jobs of every run wait in one queue for a free worker. A run that stops drops its waiting jobs and
@@ -55,6 +74,13 @@ class SweepPool {
   private size = 1;
 
   run(jobs: readonly SweepJob[], size: number, onRow: (index: number, row: SweepRow) => void, onError: (message: string) => void): SweepRun {
+    const source = jobs.find((j) => j.kind === 'source');
+    if (source) {
+      size = Math.max(1, Math.min(size, Math.floor(STREAM_COPIES_BYTES / streamBytes(source.stream))));
+      // Idle workers holding another source's stream would keep it until their next job: end them.
+      const id = this.streamIds.get(source.stream);
+      for (const w of [...this.workers]) if (!w.task && w.streamId !== 0 && w.streamId !== id) this.retire(w);
+    }
     this.size = Math.max(this.size, size);
     let settle: () => void = () => {};
     const done = new Promise<void>((resolve) => (settle = resolve));
@@ -93,7 +119,7 @@ class SweepPool {
         let id = this.streamIds.get(stream);
         if (id === undefined) this.streamIds.set(stream, (id = this.nextStreamId++));
         if (w.streamId !== id) {
-          w.worker.postMessage({ type: 'stream', id, stream } satisfies SweepMessage);
+          w.worker.postMessage({ type: 'stream', id, stream: forReplay(stream) } satisfies SweepMessage);
           w.streamId = id;
         }
         w.worker.postMessage({ type: 'job', job: rest, streamId: id } satisfies SweepMessage);

@@ -37,8 +37,8 @@ let source: Source | null = null;
 let settings: ReplaySettings = { conf: null, capacityBytes: null };
 /** OOMs of the last full replay by request index, for the cursor view. */
 let oomAt = new Map<number, ReplayOom>();
-/** The last full replay, for an export. */
-let last: { result: ReplayResult; config: AllocatorConfig } | null = null;
+/** The last full replay's settings and config, for an export (which replays again, keeping the events). */
+let last: { settings: ReplaySettings; config: AllocatorConfig } | null = null;
 /** The configs of the last comparison, and their OOMs by request index. */
 let compared: { settings: ReplaySettings; oomAt: Map<number, ReplayOom> }[] = [];
 
@@ -123,10 +123,10 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
   };
 }
 
-/** The whole replay under `settings` (up to `until`, when given). */
-function run(settings: ReplaySettings, until?: number): { result: ReplayResult; summary: SummaryBase } {
+/** The whole replay under `settings` (up to `until`, when given); its events counted, kept only for an export. */
+function run(settings: ReplaySettings, until?: number, keepEvents = false): { result: ReplayResult; summary: SummaryBase } {
   const { stream, options, summary } = plan(settings);
-  const result = replay(stream, { ...options, ...(until !== undefined ? { until } : {}) });
+  const result = replay(stream, { ...options, keepEvents, ...(until !== undefined ? { until } : {}) });
   const said = [...replayNotes(result), ...(until === undefined ? oomVerdict(stream, result) : [])];
   if (said.length > 0) summary.notes = [...summary.notes, ...said];
   return { result, summary };
@@ -266,7 +266,7 @@ const api = {
   replay(next: ReplaySettings, cursor: number | null): { summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView } {
     settings = next;
     const { result, summary } = run(settings);
-    last = { result, config: parseAllocConf(summary.conf).config };
+    last = { settings, config: parseAllocConf(summary.conf).config };
     oomAt = new Map(result.ooms.map((o) => [o.request, o]));
     const full: ReplaySummary = {
       ...summary,
@@ -304,7 +304,8 @@ const api = {
   exportRun(format: 'pickle' | 'json'): Uint8Array<ArrayBuffer> {
     if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
     const details = source.traces[source.device]?.details;
-    const snapshot = exportSnapshot(last.result, source.stream, {
+    const { result } = run(last.settings, undefined, true);
+    const snapshot = exportSnapshot(result, source.stream, {
       config: last.config,
       device: source.device,
       ...(details ? { sourceDetails: details } : {}),

@@ -37,6 +37,11 @@ export interface ReplayOptions extends InsertedCalls {
    * its count alone and the series stay empty, which saves writing ~40 bytes per request.
    */
   statsOnly?: boolean;
+  /**
+   * False: the event log keeps its count alone, the series stay (the page's replays: only an export
+   * reads the events, and it replays again; a 1 GB snapshot's events are ~500 MB). Default true.
+   */
+  keepEvents?: boolean;
   /** Stop after this request index (a cursor): the allocator is left as it was then. */
   until?: number;
 }
@@ -117,7 +122,8 @@ interface ReplayRun {
 function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength: number): ReplayRun {
   // Each request records an alloc or free_requested + free_completed, plus some segment events.
   const statsOnly = options.statsOnly ?? false;
-  const events = new EventLog(statsOnly ? 0 : Math.ceil(stream.length * 1.6) + 64, { countOnly: statsOnly });
+  const countOnly = statsOnly || options.keepEvents === false;
+  const events = new EventLog(countOnly ? 0 : Math.ceil(stream.length * 1.6) + 64, { countOnly });
   const divergences: ReplayDivergence[] = [];
   const preexisting = stream.initialSegments.filter((s) => !s.expandable);
   const driver = driverPlacementFor(stream.recordedSegments, preexisting, options.regionTop);
