@@ -1,11 +1,12 @@
 // The page's side of the hash worker: one worker per file hashed (it ends when the hash is in).
 import type { HashReply } from '../worker/hash-worker';
 
-/** The SHA-256 of `file`, computed off the page's thread. */
-export function hashFile(file: Blob): Promise<string> {
+/** The SHA-256 of `file`, computed off the page's thread; `signal` ends the worker (the promise then never settles). */
+export function hashFile(file: Blob, signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('../worker/hash-worker.ts', import.meta.url), { type: 'module' });
     const end = (): void => worker.terminate();
+    signal?.addEventListener('abort', end);
     worker.onmessage = (event: MessageEvent<HashReply>) => {
       end();
       const m = event.data;

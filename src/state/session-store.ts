@@ -159,7 +159,13 @@ export function allocationFrames(id: number): Promise<string[]> {
  * A new source replays under the config typed (if any) with no cap, as the CLI does after an import,
  * or under what its share link says.
  */
+/** A file's hash on its way (whenIdle waits for it: the share link needs it), and its stop. */
+let hashing: Promise<void> | null = null;
+let stopHashing: AbortController | null = null;
+
 function replayNewSource(name: string, link: LinkSource | null, at: OpenAt | undefined): number {
+  // The last file's hash, if still running, is of no use now and would take a core from this source.
+  stopHashing?.abort();
   const settings = at?.settings ?? { conf: useSession.getState().settings.conf, capacityBytes: null };
   // Zoom and pin belong to a source; the open panels stay as they are, unless a link says otherwise.
   const look = at?.look ?? { ...DEFAULT_LOOK, panels: useSession.getState().look.panels };
@@ -187,8 +193,6 @@ async function openSource(name: string, start: () => Promise<string>, link: () =
   return replayNewSource(name, link(), at()); // its replay ends `opening`
 }
 
-/** A file's hash on its way (whenIdle waits for it: the share link needs it). */
-let hashing: Promise<void> | null = null;
 
 /**
  * Opens a file or bytes in the worker, which reads them; hashes them (bytes here, a File in the hash
@@ -231,16 +235,20 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
   // A File: the view first, then its hash (in the hash worker, once the view is drawn: ~130 MB/s,
   // which would take a core from the parse), then the link (unless another source came meanwhile).
   const current = (): boolean => useSession.getState().sourceId === id;
+  const stop = new AbortController();
+  stopHashing = stop;
+  const stopped = new Promise<never>((_, reject) => stop.signal.addEventListener('abort', () => reject(new Error('superseded'))));
+  stopped.catch(() => {}); // raced below, or never looked at
   const done: Promise<void> = (async () => {
     await replays.idle();
     await framesDrawn();
-    if (!current()) return;
+    if (!current() || stop.signal.aborted) return;
     try {
-      const sha256 = await hashFile(data as Blob);
+      const sha256 = await Promise.race([hashFile(data as Blob, stop.signal), stopped]);
       performance.mark('splitscope:hashed'); // for benchmarks
       if (current()) useSession.setState({ sourceLink: linkOf(sha256) });
     } catch (e) {
-      if (current()) useSession.setState({ error: `${name}: ${message(e)} (its share link names it by hash)` });
+      if (current() && !stop.signal.aborted) useSession.setState({ error: `${name}: ${message(e)} (its share link names it by hash)` });
     }
   })().finally(() => {
     if (hashing === done) hashing = null;
