@@ -217,10 +217,13 @@ export class CachingAllocator {
    */
   private allocSegment(pool: BlockPool, rounded: number, size: number, stream: number, isRetry: boolean): Block | null {
     if (isRetry) this.stats.count('num_alloc_retries');
+    // A private pool always cudaMallocs: PyTorch's checkpointing of private pools does not handle
+    // expandable segments (alloc_block checks owner_PrivatePool).
+    const expandable = this.expandable && pool.pool === 0;
     // The memory fraction is checked against the segment size even where pages are mapped instead.
-    const capped = this.capacity && (this.capacity.kind === 'fraction' || !this.expandable);
+    const capped = this.capacity && (this.capacity.kind === 'fraction' || !expandable);
     if (capped && this.reserved + size > this.capacity!.bytes) return null;
-    if (this.expandable) return this.allocExpandable(pool, rounded, stream);
+    if (expandable) return this.allocExpandable(pool, rounded, stream);
     const addr = this.placement.place(size);
     const block = this.newSegment(addr, size, stream, pool);
     this.sink.record(Action.segment_alloc, addr, size, stream, -1);

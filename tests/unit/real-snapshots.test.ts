@@ -187,6 +187,17 @@ describe("PyTorch 2.12's pool_id on trace entries", () => {
     expect(sameEvents(replaySnapshot(decodeSnapshotFile(encodeSnapshotFile(bare, 'pickle')), { addresses: 'recorded' }))).toBe(false);
   });
 
+  test('under expandable_segments a private pool still cudaMallocs its segments, as alloc_block does', () => {
+    for (const snapshot of [loadRealTrace('compiled__default.pickle.gz'), recorded]) {
+      const run = replaySnapshot(snapshot, { conf: 'expandable_segments:True', statsOnly: true });
+      const segments = [...run.result.allocator.segments.values()];
+      expect(segments.some((g) => g.pool === 0 && g.expandable)).toBe(true);
+      const pooled = segments.filter((g) => g.pool !== 0);
+      expect(pooled.length).toBeGreaterThan(0);
+      expect(pooled.filter((g) => g.expandable)).toEqual([]);
+    }
+  });
+
   test('a pool_id that is no pair of integers is refused, naming the entry', () => {
     const v = small();
     v.device_traces[0][2].pool_id = [1, 'x'];
