@@ -1,6 +1,7 @@
 // One requestAnimationFrame for every view that draws outside React renders (the timeline's SVG, the
 // segment maps' canvases), as Perfetto's raf_scheduler: each asks for a draw, and all the draws asked
 // for before a frame run in it, once each. Page only (it needs requestAnimationFrame).
+import { measure } from './timing';
 
 const pending = new Set<() => void>();
 let frame = 0;
@@ -19,7 +20,7 @@ function runFrame(): void {
     }
   }
   // For benchmarks: the frame's own work (the seek's page part).
-  performance.measure('splitscope:frame', { start });
+  measure('splitscope:frame', start);
   for (const resolve of drawnWaiters.splice(0)) resolve();
 }
 

@@ -1,12 +1,15 @@
 // The page's side of the hash worker: one worker per file hashed (it ends when the hash is in).
 import type { HashReply } from '../worker/hash-worker';
 
-/** The SHA-256 of `file`, computed off the page's thread; `signal` ends the worker (the promise then never settles). */
+/** The SHA-256 of `file`, computed off the page's thread; `signal` ends the worker and rejects. */
 export function hashFile(file: Blob, signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('../worker/hash-worker.ts', import.meta.url), { type: 'module' });
     const end = (): void => worker.terminate();
-    signal?.addEventListener('abort', end);
+    signal?.addEventListener('abort', () => {
+      end();
+      reject(new Error('The hash was stopped: another source opened.'));
+    });
     worker.onmessage = (event: MessageEvent<HashReply>) => {
       end();
       const m = event.data;

@@ -8,6 +8,7 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { AsyncLimiter } from '../lib/async-limiter';
 import { framesDrawn } from '../lib/frame-scheduler';
 import { sha256Hex } from '../lib/sha256';
+import { clearTimings, mark, measure } from '../lib/timing';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { WORKLOADS } from '../trace/stream/workloads';
 import type { CursorView, ReplaySummary, ReplayTimeline } from '../worker/replay-protocol';
@@ -90,7 +91,7 @@ function requestReplay(settings: ReplaySettings, cursor: number | null): void {
     try {
       const { summary, timeline, view } = await callWorker((w) => w.replay(settings, cursor));
       // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
-      performance.mark('splitscope:replay-result');
+      mark('splitscope:replay-result');
       useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
     } catch (e) {
       // The previous view stays.
@@ -106,10 +107,10 @@ function requestSeek(cursor: number): void {
     try {
       const view = await callWorker((w) => w.seek(cursor));
       const answered = performance.now();
-      performance.mark('splitscope:seek-result');
+      mark('splitscope:seek-result');
       useSession.setState({ view });
       // For benchmarks: the render this state change caused (React flushes it in a microtask queued before this one).
-      queueMicrotask(() => performance.measure('splitscope:seek-render', { start: answered }));
+      queueMicrotask(() => measure('splitscope:seek-render', answered));
     } catch (e) {
       useSession.setState({ error: message(e) });
     }
@@ -225,7 +226,7 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
         return name;
       } finally {
         opened = true;
-        performance.mark('splitscope:opened');
+        mark('splitscope:opened');
       }
     },
     () => link,
@@ -237,15 +238,13 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
   const current = (): boolean => useSession.getState().sourceId === id;
   const stop = new AbortController();
   stopHashing = stop;
-  const stopped = new Promise<never>((_, reject) => stop.signal.addEventListener('abort', () => reject(new Error('superseded'))));
-  stopped.catch(() => {}); // raced below, or never looked at
   const done: Promise<void> = (async () => {
     await replays.idle();
     await framesDrawn();
     if (!current() || stop.signal.aborted) return;
     try {
-      const sha256 = await Promise.race([hashFile(data as Blob, stop.signal), stopped]);
-      performance.mark('splitscope:hashed'); // for benchmarks
+      const sha256 = await hashFile(data as Blob, stop.signal);
+      mark('splitscope:hashed'); // for benchmarks
       if (current()) useSession.setState({ sourceLink: linkOf(sha256) });
     } catch (e) {
       if (current() && !stop.signal.aborted) useSession.setState({ error: `${name}: ${message(e)} (its share link names it by hash)` });
@@ -351,9 +350,8 @@ export const useSession = create<SessionState>()((set, get) => ({
   },
   async openFile(file, at) {
     // For benchmarks: the moment a file was chosen (its open ends at 'splitscope:replay-result' and the next frames).
-    performance.clearMarks();
-    performance.clearMeasures();
-    performance.mark('splitscope:open-start');
+    clearTimings();
+    mark('splitscope:open-start');
     if (file.size > MAX_FILE_BYTES) {
       set({ error: `${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).` });
       return;

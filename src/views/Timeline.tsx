@@ -6,6 +6,7 @@ import { axisBottom, axisLeft, format, scaleLinear, select } from 'd3';
 import { useEffect, useRef, type KeyboardEvent, type PointerEvent } from 'react';
 import { formatSize } from '../allocator/format-size';
 import { cancelDraw, scheduleDraw } from '../lib/frame-scheduler';
+import { measure } from '../lib/timing';
 import { envelope, markerColumns, type Envelope } from './timeline-envelope';
 import { keysTakenBy, keyTarget } from './timeline-keys';
 import { byteAxis } from './timeline-ticks';
@@ -159,7 +160,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     root.select('.tl-cursor').attr('x1', cx).attr('x2', cx).attr('y1', 0).attr('y2', ih);
     root.select('.tl-dot-reserved').attr('cx', cx).attr('cy', s && L.cursor >= 0 ? y(s.reserved[L.cursor]!) : -100);
     root.select('.tl-dot-allocated').attr('cx', cx).attr('cy', s && L.cursor >= 0 ? y(s.allocated[L.cursor]!) : -100);
-    performance.measure('splitscope:timeline-draw', { start: t0 });
+    measure('splitscope:timeline-draw', t0);
   };
 
   // One function for the frame scheduler to run (it reads only refs, so the first render's will do).

@@ -4,6 +4,7 @@
 // view, and it redraws at most once per animation frame (lib/frame-scheduler.ts).
 import type { MemoryLayout } from '../../trace/measures/memory-layout';
 import { cancelDraw, drawPending, framesDrawn, scheduleDraw } from '../../lib/frame-scheduler';
+import { measure } from '../../lib/timing';
 import type { SegmentMapGeometry } from '../../plot/segment-map-geometry';
 import { HATCH_COLOR, PALETTE } from './segment-map-palette';
 import { SegmentMapPainter, SegmentMapScene, type SegmentMapView } from './segment-map-painter';
@@ -135,7 +136,7 @@ export class SegmentMapRenderer {
     gpu.painter.paint(gpu.context.getCurrentTexture().createView(), this.scene, this.view);
     // For benchmarks: how long the GPU took over the frame (on SwiftShader, most of a first view).
     const start = performance.now();
-    void gpu.painter.device.queue.onSubmittedWorkDone().then(() => performance.measure('splitscope:map-gpu', { start }));
+    void gpu.painter.device.queue.onSubmittedWorkDone().then(() => measure('splitscope:map-gpu', start));
   }
 
   private drawCanvas2d(): void {

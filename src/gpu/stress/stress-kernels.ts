@@ -113,11 +113,6 @@ export class StressKernels {
     this.tables = { fill: new Table(device), touch: new Table(device), verify: new Table(device) };
   }
 
-  /** Fill, op and verify for one batch, in one submission; resolves with the mismatch counts. */
-  async run(plan: BatchPlan): Promise<BatchResult> {
-    return (await this.submit(plan)).result;
-  }
-
   /**
    * Submits fill, op and verify for one batch; resolves once submitted (waiting, when
    * BATCHES_IN_FLIGHT batches are in flight, for the oldest one's counts), with a promise of this
