@@ -10,7 +10,8 @@ struct View {
   px_per_byte: f32,
   dpr: f32,
   size: vec2f,      // canvas size, CSS px
-  pad: vec2f,
+  dim: f32,         // opacity of unmarked blocks: below 1 while a selection marks some (FLAG_MARKED)
+  pad: f32,
   colors: array<vec4f, 8>,
 }
 
@@ -27,6 +28,7 @@ struct Instance {
 
 const OVERSIZE: u32 = 16u;
 const SEGMENT: u32 = 32u;
+const MARKED: u32 = 64u;
 const HATCH: u32 = 5u;
 
 struct VertexOut {
@@ -78,6 +80,9 @@ fn fs(in: VertexOut) -> @location(0) vec4f {
       let h = view.colors[HATCH];
       c = vec4f(mix(c.rgb, h.rgb, h.a), c.a);
     }
+  }
+  if ((in.flags & (MARKED | SEGMENT)) == 0u) {
+    c.a = c.a * view.dim;
   }
   return vec4f(c.rgb * c.a, c.a);
 }

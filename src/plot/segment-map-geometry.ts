@@ -240,11 +240,13 @@ export function visibleInRow(g: SegmentMapGeometry, layout: MemoryLayout, r: num
 export const INSTANCE_WORDS = 6;
 export const FLAG_OVERSIZE = 16;
 export const FLAG_SEGMENT = 32;
+/** A block a selection marks (a stack view's frame, a search's match): with any marked, the rest are dimmed. */
+export const FLAG_MARKED = 64;
 /** Colour index of a segment's band (after the four block states). */
 export const BAND_COLOR = 4;
 
-/** Instance data: segments at [0, segments), blocks at segments + block index. */
-export function fillInstances(g: SegmentMapGeometry, layout: MemoryLayout): ArrayBuffer {
+/** Instance data: segments at [0, segments), blocks at segments + block index. `marked`: per block, 1 if marked. */
+export function fillInstances(g: SegmentMapGeometry, layout: MemoryLayout, marked: Uint8Array | null = null): ArrayBuffer {
   const ns = layout.segmentAddr.length;
   const nb = layout.blockAddr.length;
   const buffer = new ArrayBuffer((ns + nb) * INSTANCE_WORDS * 4);
@@ -258,10 +260,14 @@ export function fillInstances(g: SegmentMapGeometry, layout: MemoryLayout): Arra
     const base = layout.segmentAddr[s]!;
     put(s, x, layout.segmentSize[s]!, y, FLAG_SEGMENT | BAND_COLOR);
     for (let b = layout.segmentFirstBlock[s]!, end = endBlock(layout, s); b < end; b++) {
-      put(ns + b, x + layout.blockAddr[b]! - base, layout.blockSize[b]!, y, layout.blockState[b]! | (layout.blockOversize[b] ? FLAG_OVERSIZE : 0));
+      put(ns + b, x + layout.blockAddr[b]! - base, layout.blockSize[b]!, y, blockFlags(layout, b, marked));
     }
   }
   return buffer;
+}
+
+function blockFlags(layout: MemoryLayout, b: number, marked: Uint8Array | null): number {
+  return layout.blockState[b]! | (layout.blockOversize[b] ? FLAG_OVERSIZE : 0) | (marked?.[b] ? FLAG_MARKED : 0);
 }
 
 /** Instance `i`: x split into a float32 and its remainder (bytes past 2^24 need both), width, row top, height, flags. */
@@ -296,7 +302,7 @@ export function visibleRanges(g: SegmentMapGeometry, layout: MemoryLayout, xMin:
  * by the state that holds most of their bytes; larger blocks stay as they are. With bins of at most a
  * pixel this looks like the full set, at a fraction of the vertices (a million blocks: ~20k).
  */
-export function lodInstances(g: SegmentMapGeometry, layout: MemoryLayout, binBytes: number): { data: ArrayBuffer; count: number } {
+export function lodInstances(g: SegmentMapGeometry, layout: MemoryLayout, binBytes: number, marked: Uint8Array | null = null): { data: ArrayBuffer; count: number } {
   const ns = layout.segmentAddr.length;
   // At most one instance per segment and per block: written straight into the final layout, then trimmed.
   const capacity = ns + layout.blockAddr.length;
@@ -307,6 +313,8 @@ export function lodInstances(g: SegmentMapGeometry, layout: MemoryLayout, binByt
   let count = 0;
   const put = (x: number, w: number, y: number, flags: number): void => writeInstance(f, u, count++, x, w, y, h, flags);
   const stateBytes = new Float64Array(4);
+  // A merged run is marked when any block in it is: a match stays visible zoomed out.
+  let runMarked = 0;
   for (let s = 0; s < ns; s++) {
     const y = g.rowTop[g.segmentRow[s]!]!;
     const x = g.segmentX[s]! - layout.segmentAddr[s]!;
@@ -320,16 +328,18 @@ export function lodInstances(g: SegmentMapGeometry, layout: MemoryLayout, binByt
       if (runStart >= 0 && (last || size >= binBytes || runEnd - runStart >= binBytes)) {
         let state = 0;
         for (let k = 1; k < 4; k++) if (stateBytes[k]! > stateBytes[state]!) state = k;
-        put(x + runStart, runEnd - runStart, y, state);
+        put(x + runStart, runEnd - runStart, y, state | runMarked);
         stateBytes.fill(0);
         runStart = -1;
+        runMarked = 0;
       }
       if (last) break;
       const addr = layout.blockAddr[b]!;
       if (size >= binBytes) {
-        put(x + addr, size, y, layout.blockState[b]! | (layout.blockOversize[b] ? FLAG_OVERSIZE : 0));
+        put(x + addr, size, y, blockFlags(layout, b, marked));
         continue;
       }
+      if (marked?.[b]) runMarked = FLAG_MARKED;
       if (runStart < 0) runStart = addr;
       runEnd = addr + size;
       stateBytes[layout.blockState[b]!]! += size;

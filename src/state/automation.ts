@@ -4,6 +4,9 @@ import { compareIdle, useCompare } from './compare-store';
 import { explore, useExplore, type ExploreAxis } from './explore-store';
 import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
+import { stacksIdle, useStacks } from './stack-store';
+import type { StackSelection } from '../trace/measures/allocation-stacks';
+import type { AllocationSite } from '../trace/measures/memory-by-stack';
 import type { SweepRow } from '../trace/sweep/sweep';
 import { BlockState } from '../trace/measures/memory-layout';
 import { drawsSettled } from './draw-sync';
@@ -19,6 +22,11 @@ export interface Automation {
   link(): string;
   /** Blocks on the segment map freed by the program and still used by another stream (record_stream). */
   pendingFrees(): number;
+  /** The stack view (its panel open): the request it is at, the live bytes, the sites by bytes, and
+   * the selection's live allocations and requested bytes at the cursor. */
+  stacks(): { at: number | null; bytes: number; sites: AllocationSite[]; selected: number | null; selectionBytes: number | null };
+  /** Selects a frame (its path from the root) or a site in the stack view. */
+  selectStack(selection: StackSelection | null): void;
   /** Moves the cursor to request `index` (0-based), as the timeline does. */
   seek(index: number): void;
   /**
@@ -44,6 +52,7 @@ export function installAutomation(): void {
   const surface: Automation = {
     ready: async () => {
       await Promise.all([whenIdle(), compareIdle(), stressIdle()]);
+      await stacksIdle();
       await drawsSettled();
     },
     stats: () => ({ ...(useSession.getState().view?.stats ?? {}) }),
@@ -60,6 +69,18 @@ export function installAutomation(): void {
       return n;
     },
     seek: (index) => useSession.getState().seek(index),
+    stacks: () => {
+      const { tree, at, selectedIds, series } = useStacks.getState();
+      const cursor = useSession.getState().view?.cursor ?? -1;
+      return {
+        at,
+        bytes: tree?.bytes[0] ?? 0,
+        sites: tree?.sites ?? [],
+        selected: selectedIds?.size ?? null,
+        selectionBytes: series && cursor >= 0 ? series[cursor]! : null,
+      };
+    },
+    selectStack: (selection) => useStacks.getState().select(selection),
     stress: async (request) => {
       const run = await useStress.getState().start(request);
       if (!run) throw new Error(useStress.getState().error ?? 'The stress run did not start.');

@@ -4,6 +4,7 @@ import { SAMPLE_NAME, useSession } from '../state/session-store';
 import { installShareLink } from '../state/share-link';
 import { installSweep } from '../state/sweep-store';
 import { installGuide } from '../state/guide-store';
+import { installStacks } from '../state/stack-store';
 import { useCompare } from '../state/compare-store';
 import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
@@ -13,6 +14,7 @@ import { InsertedCallsPanel } from './InsertedCallsPanel';
 import { ConfigPanel } from './ConfigPanel';
 import { DeviceBar } from './DeviceBar';
 import { ExportMenu } from './ExportMenu';
+import { StackPanel } from './StackPanel';
 import { StatsPanel } from './StatsPanel';
 import { StressPanel } from './StressPanel';
 import { ThemeToggle } from './ThemeToggle';
@@ -31,6 +33,7 @@ function startOnce(): void {
   installShareLink();
   installSweep();
   installGuide();
+  installStacks();
   void startDefaultStress();
 }
 
@@ -150,6 +153,7 @@ export function App() {
             </div>
           )}
           {comparing ? <ComparePanel /> : <ViewPanels />}
+          {summary && <StackPanel />}
           <InsertedCallsPanel />
           {summary && <TuningGuide />}
           {summary && <SweepExplorer />}

@@ -26,6 +26,26 @@ export interface SegmentMapProps {
   /** The allocation (request id) pinned (from a link); the map reports pins through onPin. */
   pinned?: number | null;
   onPin?(id: number | null): void;
+  /** Which blocks a selection marks (a stack view's frame, a search); the others are dimmed. */
+  mark?: BlockMark | null;
+}
+
+/** Whether block `b` of `layout` is marked. */
+export type BlockMark = (layout: MemoryLayout, b: number) => boolean;
+
+/** Per block, 1 where marked; the count goes on the canvas as data-marked (for tests and scripts). */
+function markedBlocks(layout: MemoryLayout, mark: BlockMark | null, canvas: HTMLCanvasElement | null): Uint8Array | null {
+  let count = 0;
+  let marked: Uint8Array | null = null;
+  if (mark) {
+    marked = new Uint8Array(layout.blockAddr.length);
+    for (let b = 0; b < marked.length; b++) if (mark(layout, b)) (marked[b] = 1), count++;
+  }
+  if (canvas) {
+    if (marked) canvas.dataset.marked = String(count);
+    else delete canvas.dataset.marked;
+  }
+  return marked;
 }
 
 /** Height of the byte ruler above the canvas, px. */
@@ -56,13 +76,14 @@ const sameZoom = (z: MapZoom, t: ZoomTransform, width: number): boolean =>
   Math.abs(z.k - t.k) < 1e-6 && Math.abs(z.x * width - t.x) < 1;
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
-export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, onZoom, pinned = null, onPin }: SegmentMapProps): JSX.Element {
+export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, onZoom, pinned = null, onPin, mark = null }: SegmentMapProps): JSX.Element {
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
   const rendererRef = useRef<SegmentMapRenderer | null>(null);
   const geometryRef = useRef<SegmentMapGeometry | null>(null);
   const layoutRef = useRef<MemoryLayout | null>(layout);
+  const markRef = useRef<BlockMark | null>(mark);
   const transformRef = useRef<ZoomTransform>(zoomIdentity);
   const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
   const sizeRef = useRef({ width: 0, height: 0 });
@@ -141,7 +162,7 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
     if (!svg || width === 0) return;
     const g = l ? fitSegmentMap(l, height) : null;
     geometryRef.current = g;
-    if (g && l) rendererRef.current?.setScene(g, l);
+    if (g && l) rendererRef.current?.setScene(g, l, markedBlocks(l, markRef.current, canvasRef.current));
     const lanes = select(svg)
       .select<SVGGElement>('g.segment-map-lanes')
       .selectAll<SVGTextElement, NonNullable<typeof g>['lanes'][number]>('text')
@@ -325,6 +346,15 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
     setTip(t && block >= 0 ? { ...t, block } : null);
     relayout();
   }, [layout, relayout, setTip]);
+
+  // A new selection: the same packing, the blocks' marks again.
+  useEffect(() => {
+    if (markRef.current === mark) return;
+    markRef.current = mark;
+    const g = geometryRef.current;
+    const l = layoutRef.current;
+    if (g && l) rendererRef.current?.setScene(g, l, markedBlocks(l, mark, canvasRef.current));
+  }, [mark]);
 
   // A click outside the map unpins.
   useEffect(() => {

@@ -28,6 +28,16 @@ export interface TimelineProps {
   onPlayingChange(playing: boolean): void;
   /** Requests after which the run calls empty_cache() or reset_peak_memory_stats() (inserted by the user). */
   calls?: readonly number[];
+  /** Bytes of a selection over the requests (a stack view's frame), drawn over the rest. */
+  overlay?: TimelineOverlay | null;
+  /** Requests a search matched, ticked along the x axis. */
+  marks?: Int32Array | null;
+}
+
+export interface TimelineOverlay {
+  series: Float64Array;
+  /** What it is, in a few words (the legend's entry). */
+  label: string;
 }
 
 const MARGIN = { top: 12, right: 14, bottom: 22, left: 72 };
@@ -79,16 +89,18 @@ function seriesMax(s: TimelineSeries): number {
 
 const NO_CALLS: readonly number[] = [];
 
-export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS }: TimelineProps) {
+export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null }: TimelineProps) {
   const plotRef = useRef<HTMLDivElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
   const total = totalOf(series);
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, overlay, marks, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
   live.current.series = series;
   live.current.calls = calls;
+  live.current.overlay = overlay;
+  live.current.marks = marks;
   live.current.cursor = at;
   live.current.onCursor = onCursor;
 
@@ -116,7 +128,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     }
     const axis = byteAxis(L.max, Math.max(2, Math.floor(ih / 30)));
     const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
-    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}`;
+    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.marks)}`;
 
     // Axes and series only when the data or the size changed; a cursor move redraws the cursor alone.
     if (L.drawnKey !== key) {
@@ -141,6 +153,10 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       root.select('.tl-reserved').attr('d', paths.reserved);
       root.select('.tl-active').attr('d', paths.active);
       root.select('.tl-allocated').attr('d', paths.allocated);
+      const over = s && L.overlay && L.overlay.series.length === s.allocated.length ? L.overlay.series : null;
+      root.select('.tl-overlay').attr('d', over ? areaPath(envelope(over, columns), xi, y) : '');
+      const marked = s && L.marks ? markerColumns(L.marks, xi) : [];
+      root.select('.tl-marks').attr('data-count', marked.length).attr('d', marked.map((c) => `M${c},${ih - 6}V${ih}`).join(''));
       // Markers: at most one per pixel column, all in one path each.
       const ooms = s ? markerColumns(s.ooms, xi) : [];
       const retries = s ? markerColumns(s.retries, xi) : [];
@@ -184,7 +200,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  useEffect(schedule, [series, at]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(schedule, [series, at, overlay, marks]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const move = (index: number) => {
     if (!total) return;
@@ -255,6 +271,17 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         <li title="Requests where the allocator freed its cached blocks and retried">
           <span className="tl-mark tl-mk-retry">▼</span>retry{series ? ` ×${count(series.retries.length)}` : ''}
         </li>
+        {overlay && (
+          <li title={overlay.label}>
+            <span className="tl-swatch tl-sw-overlay" />
+            <span className="tl-overlay-label">{overlay.label}</span> <b className="tl-value">{value(overlay.series, at)}</b>
+          </li>
+        )}
+        {marks && (
+          <li title="Requests the search matched">
+            <span className="tl-mark tl-mk-match">|</span>matches ×{count(marks.length)}
+          </li>
+        )}
         {calls.length > 0 && (
           <li title="torch.cuda.empty_cache() or reset_peak_memory_stats() inserted into the run">
             <span className="tl-mark tl-mk-call">┆</span>call ×{count(calls.length)}
@@ -285,6 +312,8 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <path className="tl-reserved" />
             <path className="tl-active" />
             <path className="tl-allocated" />
+            <path className="tl-overlay" />
+            <path className="tl-marks" />
             <path className="tl-oom-rules" />
             <path className="tl-calls" />
             <path className="tl-retries" />
@@ -319,7 +348,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
 // A stable id per series object, so that a new series redraws even at the same size.
 const ids = new WeakMap<object, number>();
 let nextId = 1;
-function seriesId(s: TimelineSeries | null): number {
+function seriesId(s: object | null): number {
   if (!s) return 0;
   let id = ids.get(s);
   if (id === undefined) ids.set(s, (id = nextId++));

@@ -2,9 +2,11 @@
 import { useId, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { allocationFrames, useSession } from '../state/session-store';
-import { layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
-import { SegmentMap } from './SegmentMap';
-import { Timeline } from './Timeline';
+import { useStacks } from '../state/stack-store';
+import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
+import { shortFrame } from './frame-text';
+import { SegmentMap, type BlockMark } from './SegmentMap';
+import { Timeline, type TimelineOverlay } from './Timeline';
 
 const ALL = 'all';
 
@@ -25,6 +27,20 @@ export function ViewPanels() {
       resetPeakAfter: s.settings.resetPeakAfter,
       recordedCalls: s.summary?.recordedEmptyCache,
     })),
+  );
+  // A stack view's selection, while its panel is open: its blocks marked, its bytes drawn.
+  const stacksOpen = look.panels.includes('stacks');
+  const { selectedIds, selection, selectionSeries } = useStacks(useShallow((s) => ({ selectedIds: s.selectedIds, selection: s.selection, selectionSeries: s.series })));
+  const mark = useMemo<BlockMark | null>(
+    () => (stacksOpen && selectedIds ? (l, b) => selectedIds.has(l.blockId[b]!) && l.blockState[b] === BlockState.allocated : null),
+    [stacksOpen, selectedIds],
+  );
+  const overlay = useMemo<TimelineOverlay | null>(
+    () =>
+      stacksOpen && selection && selectionSeries
+        ? { series: selectionSeries, label: shortFrame('site' in selection ? selection.site : selection.path[selection.path.length - 1]!) }
+        : null,
+    [stacksOpen, selection, selectionSeries],
   );
   // Inserted calls and the recording's own empty_cache() calls, marked alike.
   const calls = useMemo(
@@ -61,8 +77,9 @@ export function ViewPanels() {
         onZoom={setZoom}
         pinned={look.pinned}
         onPin={setPinned}
+        mark={mark}
       />
-      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls} />
+      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls} overlay={overlay} />
     </section>
   );
 }

@@ -12,7 +12,11 @@ import type { CachingAllocator } from '../allocator/caching-allocator';
 import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay/replay';
 import { oomVerdict, planSnapshotReplay, replayNotes } from '../trace/replay/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/stream/request-stream';
-import { UNKNOWN_LINE, type Snapshot } from '../trace/snapshot/snapshot';
+import type { Snapshot } from '../trace/snapshot/snapshot';
+import { allocationStacks, stackMatcher, type AllocationStacks, type StackSelection } from '../trace/measures/allocation-stacks';
+import { bytesOverTime } from '../trace/measures/bytes-over-time';
+import { frameLabel } from '../trace/measures/frame-filter';
+import { memoryByStack, type StackTree } from '../trace/measures/memory-by-stack';
 import type { TraceColumns } from '../trace/snapshot/trace-columns';
 import { decodeSnapshotForReplay, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { workloadById } from '../trace/stream/workloads';
@@ -31,6 +35,8 @@ interface Source {
   device: number;
   /** Request index of each logical id's alloc (-1: before the trace began). */
   allocIndex: Int32Array | null;
+  /** Where each allocation of `stream` was made (built when a stack is first asked for). */
+  stacks: AllocationStacks | null;
 }
 
 let source: Source | null = null;
@@ -65,6 +71,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
       source.device = device;
       source.stream = null;
       source.allocIndex = null;
+      source.stacks = null;
       stopWarming();
       cursors.clear();
     }
@@ -219,13 +226,17 @@ function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: num
   return viewOf(full && atEnd ? full.allocator : cursorFor(settings).at(cursor), cursor, ooms);
 }
 
+/** Where the source's allocations were made (its stream built first, if no replay has yet). */
+function stacksOf(s: Source): AllocationStacks {
+  if (!s.stream) run(settings, -1);
+  s.stacks ??= allocationStacks(s.stream!, s.traces[s.device]?.details, s.snapshot);
+  return s.stacks;
+}
+
 function framesOf(id: number): string[] {
-  const stream = source?.stream;
-  const details = source?.traces[source.device]?.details;
-  const at = source?.allocIndex;
-  if (!stream || !details || !at || id < 0 || id >= at.length || at[id]! < 0) return [];
-  const list = details.frames[stream.source[at[id]!]!] ?? -1;
-  return (list >= 0 ? details.frameLists[list]! : []).map((f) => (f.line === UNKNOWN_LINE ? `${f.name} ${f.filename} (line unknown)` : `${f.name} ${f.filename}:${f.line}`));
+  if (!source?.snapshot) return [];
+  const stack = stacksOf(source).stackOf(id);
+  return typeof stack === 'string' ? [] : stack.map(frameLabel);
 }
 
 /** The open source; an error when nothing is open. */
@@ -246,7 +257,7 @@ const api = {
   async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void): Promise<void> {
     const bytes = file instanceof Blob ? await file.arrayBuffer() : file;
     const { snapshot, traces } = decodeSnapshotForReplay(new Uint8Array(bytes), { onProgress, details: true });
-    source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null };
+    source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null, stacks: null };
     stopWarming();
     cursors.clear();
   },
@@ -256,7 +267,7 @@ const api = {
     const workload = workloadById(id);
     if (!workload) throw new Error(`There is no built-in workload "${id}".`);
     const stream = workload.generate(params);
-    source = { name: `${workload.name} (built-in workload)`, snapshot: null, traces: [], stream, device: 0, allocIndex: null };
+    source = { name: `${workload.name} (built-in workload)`, snapshot: null, traces: [], stream, device: 0, allocIndex: null, stacks: null };
     stopWarming();
     cursors.clear();
     return source.name;
@@ -291,6 +302,21 @@ const api = {
   /** The stack frames of an allocation (the block's logical id), when the trace has them. */
   frames(id: number): string[] {
     return framesOf(id);
+  },
+
+  /** Which code holds the memory after request `cursor` under the last replay's settings. */
+  stacks(cursor: number): StackTree {
+    const s = theSource();
+    const { stackOf } = stacksOf(s);
+    const tree = memoryByStack(memoryLayout(cursorFor(settings).at(clampCursor(cursor)), () => -1), stackOf);
+    return moved(tree, [tree.parent.buffer, tree.end.buffer, tree.depth.buffer, tree.bytes.buffer, tree.blocks.buffer, tree.ids.buffer, tree.leaf.buffer] as ArrayBuffer[]);
+  },
+
+  /** Requested bytes over the requests of the allocations a stack view selects (under the last replay's OOMs). */
+  stackSeries(selection: StackSelection): Float64Array {
+    const s = theSource();
+    const series = bytesOverTime(s.stream!, stackMatcher(stacksOf(s), selection), new Set(oomAt.keys()));
+    return moved(series, [series.buffer as ArrayBuffer]);
   },
 
   /** The source's request stream, for a GPU stress run or a sweep on the page. */

@@ -4,7 +4,7 @@
 import shader from '../../../shaders/segment-map.wgsl?raw';
 import type { MemoryLayout } from '../../trace/measures/memory-layout';
 import { fillInstances, INSTANCE_WORDS, lodInstances, visibleRanges, type SegmentMapGeometry } from '../../plot/segment-map-geometry';
-import { PALETTE } from './segment-map-palette';
+import { DIMMED_ALPHA, PALETTE } from './segment-map-palette';
 
 export interface SegmentMapView {
   /** Bytes (from a row's start) at the canvas's left edge. */
@@ -40,11 +40,17 @@ export class SegmentMapScene {
   /** Merged levels by bin size (a power of two of bytes), made when a zoom first needs one. */
   private levels = new Map<number, Level>();
 
+  /** Whether any block is marked: the unmarked ones are then dimmed. */
+  readonly marking: boolean;
+
+  /** `marked`: per block of `layout`, 1 where a selection marks it (null: none). */
   constructor(
     readonly geometry: SegmentMapGeometry,
     readonly layout: MemoryLayout,
+    readonly marked: Uint8Array | null = null,
   ) {
-    const data = fillInstances(geometry, layout);
+    this.marking = marked !== null;
+    const data = fillInstances(geometry, layout, marked);
     this.full = { data, count: data.byteLength / (INSTANCE_WORDS * 4), buffer: null, bindGroup: null };
   }
 
@@ -56,7 +62,7 @@ export class SegmentMapScene {
     if (bin < 1024) return null;
     let level = this.levels.get(bin);
     if (!level) {
-      const lod = lodInstances(this.geometry, this.layout, bin);
+      const lod = lodInstances(this.geometry, this.layout, bin, this.marked);
       level = { data: lod.data, count: lod.count, buffer: null, bindGroup: null };
       this.levels.set(bin, level);
     }
@@ -136,7 +142,7 @@ export class SegmentMapPainter {
   paint(target: GPUTextureView, scene: SegmentMapScene | null, view: SegmentMapView): void {
     const u = new Float32Array(UNIFORM_BYTES / 4);
     const hi = Math.fround(view.x0);
-    u.set([hi, view.x0 - hi, view.pxPerByte, view.dpr, view.width, view.height]);
+    u.set([hi, view.x0 - hi, view.pxPerByte, view.dpr, view.width, view.height, scene?.marking ? DIMMED_ALPHA : 1]);
     PALETTE.forEach((p, i) => u.set(p.rgba, 8 + i * 4));
     this.device.queue.writeBuffer(this.uniforms, 0, u);
     const encoder = this.device.createCommandEncoder();

@@ -25,3 +25,6 @@ export const PALETTE: readonly PaletteEntry[] = [
 ];
 
 export const HATCH_COLOR = BAND_COLOR + 1;
+
+/** Opacity of the blocks a selection leaves unmarked (the shader's `dim`, the Canvas 2D alpha). */
+export const DIMMED_ALPHA = 0.22;

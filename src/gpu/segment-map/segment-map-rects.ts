@@ -1,6 +1,6 @@
 // The segment map's rectangles for one view in CSS px: segment bands and blocks of the level of
 // detail that suits the zoom, clipped to the view. The Canvas 2D fallback fills them; exports write them.
-import { FLAG_OVERSIZE, FLAG_SEGMENT, INSTANCE_WORDS } from '../../plot/segment-map-geometry';
+import { FLAG_MARKED, FLAG_OVERSIZE, FLAG_SEGMENT, INSTANCE_WORDS } from '../../plot/segment-map-geometry';
 import type { SegmentMapScene, SegmentMapView } from './segment-map-painter';
 
 export interface MapRect {
@@ -11,6 +11,8 @@ export interface MapRect {
   /** Index into PALETTE. */
   palette: number;
   oversize: boolean;
+  /** A selection marks other blocks, not this one: drawn faint. */
+  dimmed: boolean;
 }
 
 export function visibleRects(scene: SegmentMapScene, v: SegmentMapView, each: (r: MapRect) => void): void {
@@ -40,7 +42,8 @@ export function visibleRects(scene: SegmentMapScene, v: SegmentMapView, each: (r
       const right = Math.min(left + width, v.width + 8);
       left = Math.max(left, -8);
       if (right <= left) continue;
-      each({ left, top, width: right - left, height, palette: fl & 15, oversize: (fl & FLAG_OVERSIZE) !== 0 });
+      const dimmed = scene.marking && (fl & (FLAG_MARKED | FLAG_SEGMENT)) === 0;
+      each({ left, top, width: right - left, height, palette: fl & 15, oversize: (fl & FLAG_OVERSIZE) !== 0, dimmed });
     }
   }
 }

@@ -6,7 +6,7 @@ import type { MemoryLayout } from '../../trace/measures/memory-layout';
 import { cancelDraw, drawPending, framesDrawn, scheduleDraw } from '../../lib/frame-scheduler';
 import { measure } from '../../lib/timing';
 import type { SegmentMapGeometry } from '../../plot/segment-map-geometry';
-import { HATCH_COLOR, PALETTE } from './segment-map-palette';
+import { DIMMED_ALPHA, HATCH_COLOR, PALETTE } from './segment-map-palette';
 import { SegmentMapPainter, SegmentMapScene, type SegmentMapView } from './segment-map-painter';
 import { visibleRects, type MapRect } from './segment-map-rects';
 
@@ -76,9 +76,9 @@ export class SegmentMapRenderer {
   }
 
   /** A new layout (or a new packing of it): rebuilds the instances. */
-  setScene(geometry: SegmentMapGeometry, layout: MemoryLayout): void {
+  setScene(geometry: SegmentMapGeometry, layout: MemoryLayout, marked: Uint8Array | null = null): void {
     this.scene?.release(true);
-    const scene = new SegmentMapScene(geometry, layout);
+    const scene = new SegmentMapScene(geometry, layout, marked);
     this.scene = scene;
     this.invalidate();
     // Merged levels for the zooms to come, built while the page is idle (tens of ms each at 1M blocks).
@@ -147,6 +147,7 @@ export class SegmentMapRenderer {
     ctx.clearRect(0, 0, v.width, v.height);
     let hatch: CanvasPattern | null = null;
     this.rects((r) => {
+      ctx.globalAlpha = r.dimmed ? DIMMED_ALPHA : 1;
       ctx.fillStyle = PALETTE[r.palette]!.css;
       ctx.fillRect(r.left, r.top, r.width, r.height);
       if (r.oversize) {

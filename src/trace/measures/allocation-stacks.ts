@@ -1,0 +1,63 @@
+// Where each allocation of a source was made: the stack its trace entry recorded, or, for a block
+// allocated before the trace began and still live at the end (a ring buffer's), the stack the
+// snapshot's segments keep for it. The same answer whatever config replays the requests: a
+// what-if changes where blocks land, not which code asked for them.
+import type { Frame, Snapshot } from '../snapshot/snapshot';
+import type { TraceDetails } from '../snapshot/trace-columns';
+import { RequestKind, type RequestStream } from '../stream/request-stream';
+import { NO_STACK, stackPath, type StackOf } from './memory-by-stack';
+
+export const BEFORE_TRACE = '(allocated before the recording began)';
+
+export interface AllocationStacks {
+  stackOf: StackOf;
+  /** Each logical id's stack as a key: its frame list's index, or -1 (no stack), -2 (before the trace). */
+  keyOf: Int32Array;
+  /** The stack a key stands for. */
+  stackOfKey(key: number): readonly Frame[] | string;
+}
+
+/** `details`: the trace's times and frames (absent: every stack is unknown). */
+export function allocationStacks(stream: RequestStream, details: TraceDetails | undefined, snapshot: Snapshot | null): AllocationStacks {
+  const lists: (readonly Frame[])[] = details ? [...details.frameLists] : [];
+  const keyOf = new Int32Array(stream.idCount).fill(-1);
+  if (details) {
+    for (let i = 0; i < stream.length; i++) {
+      if (stream.kind[i] !== RequestKind.alloc) continue;
+      const entry = stream.source[i]!;
+      keyOf[stream.id[i]!] = entry >= 0 ? (details.frames[entry] ?? -1) : -1;
+    }
+  }
+  // Blocks from before the trace: the final snapshot's stack where the block lived to the end.
+  const finalFrames = new Map<number, Frame[]>();
+  for (const s of snapshot?.segments ?? []) {
+    for (const b of s.blocks) if (b.state !== 'inactive' && b.frames && b.frames.length > 0) finalFrames.set(b.address, b.frames);
+  }
+  for (const b of stream.initialBlocks) {
+    const frames = b.source === undefined ? finalFrames.get(b.addr) : undefined;
+    keyOf[b.id] = frames ? lists.push(frames) - 1 : -2;
+  }
+  const stackOfKey = (key: number): readonly Frame[] | string => (key >= 0 ? lists[key]! : key === -2 ? BEFORE_TRACE : NO_STACK);
+  return {
+    keyOf,
+    stackOfKey,
+    stackOf: (id) => (id >= 0 && id < keyOf.length ? stackOfKey(keyOf[id]!) : NO_STACK),
+  };
+}
+
+/** What a stack view selects: a node of the tree (its path of frames from the root) or an allocation site. */
+export type StackSelection = { path: readonly string[] } | { site: string };
+
+/** Whether an allocation falls in `selection`: its stack (noise folded, outermost first) begins with
+ * the path, or its innermost frame shown is the site. */
+export function stackMatcher(stacks: AllocationStacks, selection: StackSelection): (id: number) => boolean {
+  const matches = (p: readonly string[]): boolean =>
+    'site' in selection ? p[p.length - 1] === selection.site : selection.path.every((label, i) => p[i] === label);
+  const byKey = new Map<number, boolean>();
+  return (id) => {
+    const key = stacks.keyOf[id] ?? -1;
+    let m = byKey.get(key);
+    if (m === undefined) byKey.set(key, (m = matches(stackPath(stacks.stackOfKey(key)))));
+    return m;
+  };
+}

@@ -1,0 +1,113 @@
+// Which code holds the memory: the stack view at the peak of a reference trace against a Node
+// computation over the same snapshot (its own grouping of the recorded entries), its selection marked
+// on the segment map and drawn on the timeline, and the same view under a what-if config.
+import { readFileSync } from 'node:fs';
+import { expect, test } from 'vitest';
+import type { Block } from '../../src/allocator/block';
+import { formatSize } from '../../src/allocator/format-size';
+import { isNoiseFrame } from '../../src/trace/measures/frame-filter';
+import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
+import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
+import { RequestKind } from '../../src/trace/stream/request-stream';
+import { openPage, SHOTS as shots } from './open-page';
+
+const session = openPage();
+const FILE = 'tests/fixtures/train_gpt2-n12__default.pickle.gz';
+const ready = () => session.page.evaluate<void>('window.splitscope.ready()');
+type Stacks = { at: number | null; bytes: number; sites: { label: string; bytes: number; count: number; largest: number }[]; selected: number | null; selectionBytes: number | null };
+const stacks = () => session.page.evaluate<Stacks>('window.splitscope.stacks()');
+
+/** Live blocks at the peak of allocated memory, grouped here by their alloc entries' innermost frame. */
+function nodeSites(conf?: string) {
+  const snapshot = decodeSnapshotFile(readFileSync(FILE));
+  const options = conf ? { conf } : {};
+  const full = replaySnapshot(snapshot, options);
+  const allocated = full.result.series.allocated;
+  let peak = 0;
+  for (let i = 1; i < allocated.length; i++) if (allocated[i]! > allocated[peak]!) peak = i;
+  const { result, stream } = replaySnapshot(snapshot, { ...options, until: peak });
+  const entryOf = new Map<number, number>();
+  for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc) entryOf.set(stream.id[i]!, stream.source[i]!);
+  // Blocks from before the recording: the final snapshot's stack if they lived to its end.
+  const finalFrames = new Map(snapshot.segments.flatMap((seg) => seg.blocks.filter((b) => b.state !== 'inactive').map((b) => [b.address, b.frames ?? []] as const)));
+  const initial = new Map(stream.initialBlocks.map((b) => [b.id, b.source === undefined ? (finalFrames.get(b.addr) ?? []) : []]));
+  const sites = new Map<string, { bytes: number; count: number; requested: number }>();
+  for (const s of result.allocator.segments.values()) {
+    for (let b: Block | null = s.head; b; b = b.next) {
+      if (!b.allocated || b.pending) continue;
+      const before = initial.get(b.tag);
+      const frames = (before ?? snapshot.device_traces[0]![entryOf.get(b.tag)!]?.frames ?? []).filter((f) => !isNoiseFrame(f));
+      const label = frames[0] ? `${frames[0].name} ${frames[0].filename}:${frames[0].line}` : before ? '(allocated before the recording began)' : '(no stack recorded)';
+      const site = sites.get(label) ?? { bytes: 0, count: 0, requested: 0 };
+      site.bytes += b.size;
+      site.count++;
+      site.requested += b.requestedSize;
+      sites.set(label, site);
+    }
+  }
+  return { peak, sites: [...sites].sort((a, b) => b[1].bytes - a[1].bytes || a[0].localeCompare(b[0])) };
+}
+
+test('at the peak, the stack view lists the top site and bytes a Node computation over the snapshot finds', async () => {
+  await session.page.setInputFiles('input[type=file]', { name: 'train_gpt2-n12__default.pickle.gz', mimeType: 'application/gzip', buffer: readFileSync(FILE) });
+  await session.page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('train_gpt2-n12__default')`);
+  await ready();
+  await session.page.getByText('Which code holds the memory').click();
+  await ready();
+  const want = nodeSites();
+  await session.page.getByRole('button', { name: /Go to the peak/ }).click();
+  await ready();
+  const got = await stacks();
+  expect(got.at).toBe(want.peak);
+  const [topLabel, top] = want.sites[0]!;
+  expect(got.sites[0]).toMatchObject({ label: topLabel, bytes: top.bytes, count: top.count });
+  expect(got.bytes).toBe(want.sites.reduce((a, [, s]) => a + s.bytes, 0));
+  // The table shows it first, with its bytes.
+  const first = session.page.locator('.sites tbody tr').first();
+  await expect.poll(() => first.locator('td.site').getAttribute('data-site')).toBe(topLabel);
+  expect(await first.locator('td.num').first().textContent()).toBe(formatSize(top.bytes));
+  expect(await session.page.locator('.icicle [role=treeitem]').count()).toBeGreaterThan(5);
+
+  // Selecting the site marks its blocks on the map and draws its requested bytes on the timeline.
+  await first.click();
+  await ready();
+  const selected = await stacks();
+  expect(selected.selected).toBe(top.count);
+  expect(selected.selectionBytes).toBe(top.requested);
+  await expect.poll(() => session.page.locator('.segment-map canvas').getAttribute('data-marked')).toBe(String(top.count));
+  expect(await session.page.locator('.tl-overlay').getAttribute('d')).toMatch(/^M/);
+  expect(await session.page.locator('.tl-legend').textContent()).toContain(formatSize(top.requested));
+  await session.page.locator('.stacks').screenshot({ path: `${shots}/stacks-at-peak.png` });
+  await session.page.locator('.views').screenshot({ path: `${shots}/stacks-marked-map.png` });
+
+  // A frame of the icicle: its subtree's allocations marked; clicking it again goes back up.
+  const bar = session.page.locator('.icicle [role=treeitem]').nth(1);
+  const label = (await bar.getAttribute('aria-label'))!;
+  await bar.click();
+  await ready();
+  expect(await session.page.locator('.icicle [aria-selected=true]').getAttribute('aria-label')).toBe(label);
+  const marked = Number(await session.page.locator('.segment-map canvas').getAttribute('data-marked'));
+  expect(marked).toBe((await stacks()).selected);
+  expect(marked).toBeGreaterThan(0);
+  await session.page.getByRole('button', { name: 'clear' }).click();
+  await ready();
+  expect(await session.page.locator('.segment-map canvas').getAttribute('data-marked')).toBeNull();
+  expect(await session.page.locator('.tl-overlay').getAttribute('d')).toBe('');
+});
+
+test('under a what-if config the view shows what holds the memory in that replay', async () => {
+  const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  await field.fill('max_split_size_mb:64');
+  await field.press('Enter');
+  await ready();
+  const want = nodeSites('max_split_size_mb:64');
+  await session.page.getByRole('button', { name: /Go to the peak/ }).click();
+  await ready();
+  const got = await stacks();
+  expect(got.at).toBe(want.peak);
+  expect(got.sites.map((s) => [s.label, s.bytes])).toEqual(want.sites.map(([l, s]) => [l, s.bytes]));
+  expect(await session.page.locator('.stacks-at').textContent()).toContain('in the replay under max_split_size_mb:64');
+  await field.fill('');
+  await field.press('Enter');
+  await ready();
+});
