@@ -10,7 +10,7 @@ struct View {
   px_per_byte: f32,
   dpr: f32,
   size: vec2f,      // canvas size, CSS px
-  dim: f32,         // opacity of unmarked blocks: below 1 while a selection marks some (FLAG_MARKED)
+  dim: f32,         // how much of their colour unmarked blocks keep: below 1 while a selection marks some (FLAG_MARKED)
   pad: f32,
   colors: array<vec4f, 8>,
 }
@@ -29,6 +29,7 @@ struct Instance {
 const OVERSIZE: u32 = 16u;
 const SEGMENT: u32 = 32u;
 const MARKED: u32 = 64u;
+const DIM_GREY = vec3f(0.55, 0.55, 0.55);
 const HATCH: u32 = 5u;
 
 struct VertexOut {
@@ -82,7 +83,8 @@ fn fs(in: VertexOut) -> @location(0) vec4f {
     }
   }
   if ((in.flags & (MARKED | SEGMENT)) == 0u) {
-    c.a = c.a * view.dim;
+    // Towards grey rather than transparent: tiny blocks drawn over one another stay faint.
+    c = vec4f(mix(DIM_GREY, c.rgb, view.dim), c.a);
   }
   return vec4f(c.rgb * c.a, c.a);
 }

@@ -17,3 +17,13 @@ export function upperBound(values: ArrayLike<number>, v: number, lo = 0, hi = va
   }
   return lo;
 }
+
+/** The value after `v` (direction 1) or before it (-1) in ascending distinct `values`, wrapping around; null if empty. */
+export function stepInSorted(values: ArrayLike<number>, v: number, direction: 1 | -1): number | null {
+  const n = values.length;
+  if (n === 0) return null;
+  const above = upperBound(values, v);
+  if (direction === 1) return values[above % n]!;
+  const below = above - 1 >= 0 && values[above - 1] === v ? above - 2 : above - 1;
+  return values[below >= 0 ? below : n - 1]!;
+}

@@ -5,6 +5,8 @@ import { explore, useExplore, type ExploreAxis } from './explore-store';
 import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
 import { stacksIdle, useStacks } from './stack-store';
+import { useSearch } from './search-store';
+import { blockMatches } from '../trace/measures/event-search';
 import type { StackSelection } from '../trace/measures/allocation-stacks';
 import type { AllocationSite } from '../trace/measures/memory-by-stack';
 import type { SweepRow } from '../trace/sweep/sweep';
@@ -25,6 +27,8 @@ export interface Automation {
   /** The stack view (its panel open): the request it is at, the live bytes, the sites by bytes, and
    * the selection's live allocations and requested bytes at the cursor. */
   stacks(): { at: number | null; bytes: number; sites: AllocationSite[]; selected: number | null; selectionBytes: number | null };
+  /** The search's matching requests (null: no search) and the blocks it marks at the cursor. */
+  search(): { requests: number[] | null; blocks: { addr: number; size: number; state: number }[] };
   /** Selects a frame (its path from the root) or a site in the stack view. */
   selectStack(selection: StackSelection | null): void;
   /** Moves the cursor to request `index` (0-based), as the timeline does. */
@@ -81,6 +85,19 @@ export function installAutomation(): void {
       };
     },
     selectStack: (selection) => useStacks.getState().select(selection),
+    search: () => {
+      const { query, requests, ids } = useSearch.getState();
+      const layout = useSession.getState().view?.layout;
+      const blocks: { addr: number; size: number; state: number }[] = [];
+      if (query && layout) {
+        for (let b = 0; b < layout.blockAddr.length; b++) {
+          if (blockMatches(query, layout.blockAddr[b]!, layout.blockSize[b]!, layout.blockRequested[b]!, layout.blockId[b]!, ids)) {
+            blocks.push({ addr: layout.blockAddr[b]!, size: layout.blockSize[b]!, state: layout.blockState[b]! });
+          }
+        }
+      }
+      return { requests: requests ? [...requests] : null, blocks };
+    },
     stress: async (request) => {
       const run = await useStress.getState().start(request);
       if (!run) throw new Error(useStress.getState().error ?? 'The stress run did not start.');

@@ -5,6 +5,7 @@ import { installShareLink } from '../state/share-link';
 import { installSweep } from '../state/sweep-store';
 import { installGuide } from '../state/guide-store';
 import { installStacks } from '../state/stack-store';
+import { installSearch } from '../state/search-store';
 import { useCompare } from '../state/compare-store';
 import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
@@ -13,6 +14,7 @@ import { WORKLOADS } from '../trace/stream/workloads';
 import { InsertedCallsPanel } from './InsertedCallsPanel';
 import { ConfigPanel } from './ConfigPanel';
 import { DeviceBar } from './DeviceBar';
+import { EventList } from './EventList';
 import { ExportMenu } from './ExportMenu';
 import { StackPanel } from './StackPanel';
 import { StatsPanel } from './StatsPanel';
@@ -34,6 +36,7 @@ function startOnce(): void {
   installSweep();
   installGuide();
   installStacks();
+  installSearch();
   void startDefaultStress();
 }
 
@@ -154,6 +157,7 @@ export function App() {
           )}
           {comparing ? <ComparePanel /> : <ViewPanels />}
           {summary && <StackPanel />}
+          {summary && <EventList />}
           <InsertedCallsPanel />
           {summary && <TuningGuide />}
           {summary && <SweepExplorer />}

@@ -2,9 +2,12 @@
 import { useId, useMemo, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { allocationFrames, useSession } from '../state/session-store';
+import { useSearch } from '../state/search-store';
 import { useStacks } from '../state/stack-store';
+import { blockMatches } from '../trace/measures/event-search';
 import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
 import { shortFrame } from './frame-text';
+import { SearchBox } from './SearchBox';
 import { SegmentMap, type BlockMark } from './SegmentMap';
 import { Timeline, type TimelineOverlay } from './Timeline';
 
@@ -31,10 +34,12 @@ export function ViewPanels() {
   // A stack view's selection, while its panel is open: its blocks marked, its bytes drawn.
   const stacksOpen = look.panels.includes('stacks');
   const { selectedIds, selection, selectionSeries } = useStacks(useShallow((s) => ({ selectedIds: s.selectedIds, selection: s.selection, selectionSeries: s.series })));
-  const mark = useMemo<BlockMark | null>(
-    () => (stacksOpen && selectedIds ? (l, b) => selectedIds.has(l.blockId[b]!) && l.blockState[b] === BlockState.allocated : null),
-    [stacksOpen, selectedIds],
-  );
+  // A search marks its blocks (it was typed to be seen), else the stack view's selection does.
+  const { query, searchIds, matched } = useSearch(useShallow((s) => ({ query: s.query, searchIds: s.ids, matched: s.requests })));
+  const mark = useMemo<BlockMark | null>(() => {
+    if (query && matched) return (l, b) => blockMatches(query, l.blockAddr[b]!, l.blockSize[b]!, l.blockRequested[b]!, l.blockId[b]!, searchIds);
+    return stacksOpen && selectedIds ? (l, b) => selectedIds.has(l.blockId[b]!) && l.blockState[b] === BlockState.allocated : null;
+  }, [query, matched, searchIds, stacksOpen, selectedIds]);
   const overlay = useMemo<TimelineOverlay | null>(
     () =>
       stacksOpen && selection && selectionSeries
@@ -53,8 +58,15 @@ export function ViewPanels() {
   const streams = useMemo(() => (layout ? layoutStreams(layout) : []), [layout]);
   const chosen = stream !== ALL && streams.includes(Number(stream)) ? Number(stream) : null;
   const shown = useMemo(() => (layout && chosen !== null ? layoutOfStream(layout, chosen) : layout), [layout, chosen]);
+  const searchMarked = useMemo(() => {
+    if (!query || !matched || !shown || !mark) return null;
+    let n = 0;
+    for (let b = 0; b < shown.blockAddr.length; b++) if (mark(shown, b)) n++;
+    return n;
+  }, [query, matched, shown, mark]);
   return (
     <section className="views" aria-label="Memory">
+      <SearchBox marked={searchMarked} />
       {streams.length > 1 && (
         <div className="stream-select">
           <label htmlFor={streamId}>stream</label>
@@ -79,7 +91,7 @@ export function ViewPanels() {
         onPin={setPinned}
         mark={mark}
       />
-      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls} overlay={overlay} />
+      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls} overlay={overlay} marks={query ? matched : null} />
     </section>
   );
 }

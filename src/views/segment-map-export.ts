@@ -1,7 +1,7 @@
 // The segment map as a file: its rectangles at the current zoom as SVG rects under its ruler and lane
 // labels (the on-screen overlay, styles inlined), and the same picture as PNG.
 import type { MapRect } from '../gpu/segment-map/segment-map-rects';
-import { DIMMED_ALPHA, HATCH_COLOR, PALETTE } from '../gpu/segment-map/segment-map-palette';
+import { dimmedCss, HATCH_COLOR, PALETTE } from '../gpu/segment-map/segment-map-palette';
 import { standaloneSvg, svgToPng } from './svg-export';
 
 export interface ExportableMap {
@@ -41,9 +41,8 @@ export function segmentMapSvg(): string {
   const n = (x: number): string => String(Math.round(x * 100) / 100);
   map.rects((r) => {
     const box = `x="${n(r.left)}" y="${n(r.top)}" width="${n(r.width)}" height="${n(r.height)}"`;
-    const dim = r.dimmed ? ` opacity="${DIMMED_ALPHA}"` : '';
-    parts.push(`<rect ${box} fill="${PALETTE[r.palette]!.css}"${dim}/>`);
-    if (r.oversize) parts.push(`<rect ${box} fill="url(#oversize)"${dim}/>`);
+    parts.push(`<rect ${box} fill="${r.dimmed ? dimmedCss(PALETTE[r.palette]!) : PALETTE[r.palette]!.css}"/>`);
+    if (r.oversize && !r.dimmed) parts.push(`<rect ${box} fill="url(#oversize)"/>`);
   });
   g.innerHTML = parts.join('');
   // Under the ruler and labels (after the background rect standaloneSvg put first).

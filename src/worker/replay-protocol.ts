@@ -22,6 +22,8 @@ export interface ReplaySummary {
   addresses: 'recorded' | 'simulated';
   requests: number;
   events: number;
+  /** Entries of the recording's trace for this device (the event list's rows; 0 for workloads). */
+  recordedEvents: number;
   /** The device replayed, and every device the snapshot has a trace or segments for (workloads: [0]). */
   device: number;
   devices: number[];
@@ -53,6 +55,8 @@ export interface CursorView {
   oom: string | null;
   /** ... and why it failed, in words. */
   oomWhy: string[];
+  /** The recorded trace entry the cursor's request came from (-1: none, as for workloads). */
+  entry: number;
 }
 
 /** One config of a comparison: its replay in brief, its timeline and the state at the cursor. */

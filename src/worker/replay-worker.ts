@@ -15,6 +15,8 @@ import { RequestKind, type RequestStream } from '../trace/stream/request-stream'
 import type { Snapshot } from '../trace/snapshot/snapshot';
 import { allocationStacks, stackMatcher, type AllocationStacks, type StackSelection } from '../trace/measures/allocation-stacks';
 import { bytesOverTime } from '../trace/measures/bytes-over-time';
+import { eventRows, requestOfEntries, type EventRow } from '../trace/measures/event-rows';
+import { parseSearch, searchRequests, type SearchMatches, type SearchQuery } from '../trace/measures/event-search';
 import { frameLabel } from '../trace/measures/frame-filter';
 import { memoryByStack, type StackTree } from '../trace/measures/memory-by-stack';
 import type { TraceColumns } from '../trace/snapshot/trace-columns';
@@ -37,6 +39,8 @@ interface Source {
   allocIndex: Int32Array | null;
   /** Where each allocation of `stream` was made (built when a stack is first asked for). */
   stacks: AllocationStacks | null;
+  /** For each entry of the device's trace, the request it belongs to (built for the event list or a search). */
+  requestOf: Int32Array | null;
 }
 
 let source: Source | null = null;
@@ -72,6 +76,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
       source.stream = null;
       source.allocIndex = null;
       source.stacks = null;
+      source.requestOf = null;
       stopWarming();
       cursors.clear();
     }
@@ -98,6 +103,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
         recordedEmptyCache: [...p.stream.recordedEmptyCache],
         addresses: p.addresses,
         requests: p.stream.length,
+        recordedEvents: source.traces[device]?.length ?? 0,
         device,
         devices,
         stepStarts: [],
@@ -122,6 +128,7 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
       recordedEmptyCache: [],
       addresses: 'simulated',
       requests: stream.length,
+      recordedEvents: 0,
       device: 0,
       devices: [0],
       stepStarts: [...stream.stepStarts],
@@ -193,6 +200,7 @@ function viewOf(allocator: CachingAllocator, cursor: number, ooms: Map<number, R
     layout: memoryLayout(allocator, (id) => (id >= 0 && id < at.length ? at[id]! : -1), poolNamesOf(source!.stream!)),
     oom: ooms.get(cursor)?.message ?? null,
     oomWhy: ooms.get(cursor)?.why ?? [],
+    entry: source!.stream!.source[cursor] ?? -1,
   };
 }
 
@@ -233,6 +241,14 @@ function stacksOf(s: Source): AllocationStacks {
   return s.stacks;
 }
 
+/** The device's trace, and which request each of its entries belongs to. */
+function entriesOf(s: Source): { trace: TraceColumns | undefined; requestOf: Int32Array } {
+  if (!s.stream) run(settings, -1);
+  const trace = s.traces[s.device];
+  s.requestOf ??= requestOfEntries(s.stream!, trace?.length ?? 0);
+  return { trace, requestOf: s.requestOf };
+}
+
 function framesOf(id: number): string[] {
   if (!source?.snapshot) return [];
   const stack = stacksOf(source).stackOf(id);
@@ -257,7 +273,7 @@ const api = {
   async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void): Promise<void> {
     const bytes = file instanceof Blob ? await file.arrayBuffer() : file;
     const { snapshot, traces } = decodeSnapshotForReplay(new Uint8Array(bytes), { onProgress, details: true });
-    source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null, stacks: null };
+    source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null, stacks: null, requestOf: null };
     stopWarming();
     cursors.clear();
   },
@@ -267,7 +283,7 @@ const api = {
     const workload = workloadById(id);
     if (!workload) throw new Error(`There is no built-in workload "${id}".`);
     const stream = workload.generate(params);
-    source = { name: `${workload.name} (built-in workload)`, snapshot: null, traces: [], stream, device: 0, allocIndex: null, stacks: null };
+    source = { name: `${workload.name} (built-in workload)`, snapshot: null, traces: [], stream, device: 0, allocIndex: null, stacks: null, requestOf: null };
     stopWarming();
     cursors.clear();
     return source.name;
@@ -317,6 +333,22 @@ const api = {
     const s = theSource();
     const series = bytesOverTime(s.stream!, stackMatcher(stacksOf(s), selection), new Set(oomAt.keys()));
     return moved(series, [series.buffer as ArrayBuffer]);
+  },
+
+  /** Rows [start, start + count) of the recording's trace (the event list). */
+  events(start: number, count: number): EventRow[] {
+    const { trace, requestOf } = entriesOf(theSource());
+    return trace ? eventRows(trace, requestOf, start, Math.min(count, 2048)) : [];
+  },
+
+  /** What a search box query matches: its requests, and for text the ids whose stacks match. */
+  search(input: string): { query: SearchQuery | null; matches: SearchMatches } {
+    const s = theSource();
+    const query = parseSearch(input);
+    if (!query) return { query, matches: { requests: new Int32Array(0), ids: null } };
+    const { trace, requestOf } = entriesOf(s);
+    const matches = searchRequests(query, s.stream!, trace, stacksOf(s), requestOf);
+    return moved({ query, matches }, [matches.requests.buffer, ...(matches.ids ? [matches.ids.buffer] : [])] as ArrayBuffer[]);
   },
 
   /** The source's request stream, for a GPU stress run or a sweep on the page. */

@@ -26,5 +26,13 @@ export const PALETTE: readonly PaletteEntry[] = [
 
 export const HATCH_COLOR = BAND_COLOR + 1;
 
-/** Opacity of the blocks a selection leaves unmarked (the shader's `dim`, the Canvas 2D alpha). */
+/** How much of its colour a block a selection leaves unmarked keeps, mixed into grey (the shader's `dim`). */
 export const DIMMED_ALPHA = 0.22;
+const DIM_GREY = 0.55;
+
+/** A palette entry as an unmarked block shows it (Canvas 2D and SVG; the shader mixes the same). */
+export function dimmedCss(p: PaletteEntry): string {
+  const [r, g, b, a] = p.rgba.map((v, i) => (i < 3 ? DIM_GREY + (v - DIM_GREY) * DIMMED_ALPHA : v)) as [number, number, number, number];
+  const c = (v: number): number => Math.round(v * 255);
+  return `rgb(${c(r)} ${c(g)} ${c(b)} / ${a})`;
+}

@@ -30,6 +30,14 @@ export interface TraceDetails {
   /** Index of each entry's frame list in `frameLists`, -1 where it has none. */
   frames: Int32Array;
   frameLists: Frame[][];
+  /** The entries with a compile_context or user_metadata that is not empty, by index (most have none). */
+  context: Map<number, EntryContext>;
+}
+
+/** What a program attached to an entry: torch.compile's context, or torch.cuda.memory._set_allocator_metadata's. */
+export interface EntryContext {
+  compile_context?: string;
+  user_metadata?: string;
 }
 
 /** A segment_free or segment_unmap that torch.cuda.empty_cache() made (its stack says so). */
@@ -58,7 +66,7 @@ export class TraceColumnsBuilder implements TraceColumns {
   constructor(capacity = 1024, details = false) {
     const rows = Math.max(16, capacity);
     Object.assign(this, makeColumns(TRACE_COLUMNS, rows));
-    if (details) this.details = { ...makeColumns(DETAIL_COLUMNS, rows), frameLists: [] };
+    if (details) this.details = { ...makeColumns(DETAIL_COLUMNS, rows), frameLists: [], context: new Map() };
   }
 
   push(code: number, addr: number, size: number, stream: number, flags = 0): void {
@@ -72,12 +80,17 @@ export class TraceColumnsBuilder implements TraceColumns {
     if (flags !== 0) this.flags[i] = flags;
   }
 
-  /** The details of the row just pushed (with details only): its time, its frame list's index or -1. */
-  pushDetails(time: number, frameList: number): void {
+  /** The details of the row just pushed (with details only): its time, its frame list's index or -1, its context. */
+  pushDetails(time: number, frameList: number, compileContext = '', userMetadata = ''): void {
     const d = this.details!;
     const i = this.length - 1;
     d.time[i] = time;
     d.frames[i] = frameList;
+    // PyTorch writes "N/A" for no compile context.
+    const compile = compileContext !== '' && compileContext !== 'N/A';
+    if (compile || userMetadata !== '') {
+      d.context.set(i, { ...(compile ? { compile_context: compileContext } : {}), ...(userMetadata !== '' ? { user_metadata: userMetadata } : {}) });
+    }
   }
 
   /**
@@ -119,7 +132,7 @@ export class TraceColumnsBuilder implements TraceColumns {
       if (pool[0] !== 0 || pool[1] !== 0) this.recordedPools.set(this.length, pool);
     }
     this.push(actionCode(e.action), e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream, flags);
-    if (this.details) this.pushDetails(e.time_us ?? NaN, e.frames ? this.frameListIndex(e.frames) : -1);
+    if (this.details) this.pushDetails(e.time_us ?? NaN, e.frames ? this.frameListIndex(e.frames) : -1, e.compile_context ?? '', e.user_metadata ?? '');
   }
 
   /** Appends rows [start, start + count) of `from` (with the same details setting). */
@@ -143,6 +156,7 @@ export class TraceColumnsBuilder implements TraceColumns {
         const k = f.frames[i]!;
         d.frames[i - start + this.length] = k < 0 ? -1 : this.frameListIndex(f.frameLists[k]!);
       }
+      for (const [i, c] of f.context) if (i >= start && i < end) d.context.set(i - start + this.length, c);
     }
     this.length += count;
   }
@@ -171,7 +185,16 @@ export function sliceColumns(c: TraceColumns, start: number, end: number): Trace
     stream: c.stream.subarray(start, end),
     flags: c.flags.subarray(start, end),
     ...(c.recordedPools ? { recordedPools: new Map([...c.recordedPools].filter(([i]) => i >= start && i < end).map(([i, p]) => [i - start, p])) } : {}),
-    ...(d ? { details: { time: d.time.subarray(start, end), frames: d.frames.subarray(start, end), frameLists: d.frameLists } } : {}),
+    ...(d
+      ? {
+          details: {
+            time: d.time.subarray(start, end),
+            frames: d.frames.subarray(start, end),
+            frameLists: d.frameLists,
+            context: new Map([...d.context].filter(([i]) => i >= start && i < end).map(([i, c]) => [i - start, c])),
+          },
+        }
+      : {}),
   };
 }
 

@@ -184,8 +184,11 @@ export class TraceRows implements PickleFastPath {
       else if (typeof t === 'bigint') time = Number(t);
       else return -1;
     } else if (!this.time()) return -1; // a replay never reads the time: any number will do, unread
-    if (!this.key('compile_context') || typeof this.value() !== 'string') return -1;
-    if (!this.key('user_metadata') || typeof this.value() !== 'string') return -1;
+    if (!this.key('compile_context')) return -1;
+    const compileContext = this.value();
+    if (typeof compileContext !== 'string' || !this.key('user_metadata')) return -1;
+    const userMetadata = this.value();
+    if (typeof userMetadata !== 'string') return -1;
     this.skipFrames();
     let flags = 0;
     this.entryList = -1;
@@ -197,7 +200,7 @@ export class TraceRows implements PickleFastPath {
       if (b[this.pos] !== SETITEMS) return -1;
     }
     this.columns.push(code, addr, size, stream, flags);
-    if (this.details) this.columns.pushDetails(time, this.entryList);
+    if (this.details) this.columns.pushDetails(time, this.entryList, compileContext, userMetadata);
     return this.pos + 1;
   }
 

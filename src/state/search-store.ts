@@ -1,0 +1,62 @@
+// The search box: a query (an address, a size range, text of a frame) answered by the replay worker
+// with the requests it matches (trace/measures/event-search.ts); stepping moves the cursor to the
+// next or previous of them. The segment map marks the matching blocks at the cursor.
+import { create } from 'zustand';
+import { stepInSorted } from '../lib/binary-search';
+import type { SearchQuery } from '../trace/measures/event-search';
+import { callWorker } from './replay-client';
+import { useSession } from './session-store';
+
+interface SearchState {
+  /** The query as typed and last searched. */
+  input: string;
+  query: SearchQuery | null;
+  /** Requests matched, ascending. */
+  requests: Int32Array | null;
+  /** Text queries: the ids whose stacks match. */
+  ids: ReadonlySet<number> | null;
+  error: string | null;
+  /** How long the worker took, ms (benchmarks). */
+  took: number | null;
+  search(input: string): Promise<void>;
+  /** The cursor moves to the next (1) or previous (-1) matching request, wrapping around. */
+  step(direction: 1 | -1): void;
+  clear(): void;
+}
+
+const EMPTY = { input: '', query: null, requests: null, ids: null, error: null, took: null };
+
+export const useSearch = create<SearchState>()((set, get) => ({
+  ...EMPTY,
+  async search(input) {
+    if (input.trim() === '') {
+      set(EMPTY);
+      return;
+    }
+    const sourceId = useSession.getState().sourceId;
+    const t0 = performance.now();
+    try {
+      const { query, matches } = await callWorker((w) => w.search(input));
+      if (useSession.getState().sourceId !== sourceId) return;
+      set({ input, query, requests: matches.requests, ids: matches.ids ? new Set(matches.ids) : null, error: null, took: performance.now() - t0 });
+    } catch (e) {
+      set({ input, error: e instanceof Error ? e.message : String(e) });
+    }
+  },
+  step(direction) {
+    const { requests } = get();
+    if (!requests) return;
+    const target = stepInSorted(requests, useSession.getState().cursor, direction);
+    if (target !== null) useSession.getState().seek(target);
+  },
+  clear() {
+    set(EMPTY);
+  },
+}));
+
+/** A new source, or another device of it, ends the search. */
+export function installSearch(): void {
+  useSession.subscribe((s, prev) => {
+    if (s.sourceId !== prev.sourceId || s.settings.device !== prev.settings.device) useSearch.setState(EMPTY);
+  });
+}

@@ -1,0 +1,63 @@
+// The search box above the segment map: an address, a size range or frame text. Enter searches and
+// steps to the next matching request (Shift+Enter: the previous); Escape clears.
+import { useEffect, useId, useState } from 'react';
+import { useShallow } from 'zustand/react/shallow';
+import { formatSize } from '../allocator/format-size';
+import { useSearch } from '../state/search-store';
+import type { SearchQuery } from '../trace/measures/event-search';
+
+function describe(q: SearchQuery): string {
+  if (q.kind === 'address') return `the address 0x${q.address.toString(16)}`;
+  if (q.kind === 'text') return `frames containing “${q.text}”`;
+  if (q.min === q.max) return `allocations of ${formatSize(q.min)}`;
+  if (q.max === Infinity) return `allocations of ${formatSize(q.min)} or more`;
+  return `allocations of ${formatSize(q.min)} to ${formatSize(q.max)}`;
+}
+
+export function SearchBox({ marked }: { marked: number | null }) {
+  const { input, query, requests, error, search, step, clear } = useSearch(
+    useShallow((s) => ({ input: s.input, query: s.query, requests: s.requests, error: s.error, search: s.search, step: s.step, clear: s.clear })),
+  );
+  const [text, setText] = useState(input);
+  const id = useId();
+  // A cleared search (a new source) empties the box too.
+  useEffect(() => {
+    if (input === '') setText('');
+  }, [input]);
+  return (
+    <div className="search" role="search">
+      <label htmlFor={id}>find</label>
+      <input
+        id={id}
+        type="search"
+        value={text}
+        placeholder="an address (0x7f…), a size (>1GiB, 2MB..8MB) or text of a frame"
+        spellCheck={false}
+        onChange={(e) => setText(e.target.value)}
+        onKeyDown={async (e) => {
+          if (e.key === 'Escape') {
+            setText('');
+            clear();
+          } else if (e.key === 'Enter') {
+            e.preventDefault();
+            if (text !== input || !requests) await search(text);
+            useSearch.getState().step(e.shiftKey ? -1 : 1);
+          }
+        }}
+      />
+      {query && requests && (
+        <span className="search-result" aria-live="polite">
+          {describe(query)}: {requests.length.toLocaleString()} matching request{requests.length === 1 ? '' : 's'}
+          {marked !== null && ` · ${marked.toLocaleString()} block${marked === 1 ? '' : 's'} here`}{' '}
+          <button type="button" onClick={() => step(-1)} disabled={requests.length === 0} aria-label="Previous match" title="Previous match (Shift+Enter)">
+            ↑
+          </button>
+          <button type="button" onClick={() => step(1)} disabled={requests.length === 0} aria-label="Next match" title="Next match (Enter)">
+            ↓
+          </button>
+        </span>
+      )}
+      {error && <span className="error">{error}</span>}
+    </div>
+  );
+}
