@@ -1,4 +1,4 @@
-// splitscope replay|sweep: the allocator model over a PyTorch memory snapshot, from the shell.
+// splitscope replay|sweep|stats: the allocator model over a PyTorch memory snapshot, from the shell.
 import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { parseByteSize } from '../allocator/byte-size';
@@ -9,6 +9,7 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { ImportError } from '../lib/import-error';
 import { fragmentation } from '../trace/measures/fragmentation';
+import { freeBlocksBySize, segmentsByPool, segmentSummary } from '../trace/measures/segment-summary';
 import { NO_HISTORY, replaySnapshot } from '../trace/replay/replay-snapshot';
 import type { AddressModel } from '../trace/replay/replay';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
@@ -22,6 +23,9 @@ const USAGE = `usage:
   splitscope sweep FILE --max-split 20,64,128,...,none [--capacity SIZE] [--json]
   splitscope sweep FILE --param roundup_power2_divisions|garbage_collection_threshold --values V,...
                         [--conf STRING] [--capacity SIZE] [--json]
+  splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
+                        the final state: what python -m torch.cuda._memory_viz stats prints, segments
+                        by pool and stream, free blocks by size, and the replay's memory_stats()
 
 FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the same structure as JSON.
 --conf      a whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one (default: the recorded config)
@@ -43,7 +47,7 @@ function main(argv: string[]): number {
     console.log(USAGE);
     return command ? 0 : 2;
   }
-  if (command !== 'replay' && command !== 'sweep') throw new UsageError(`unknown command '${command}'`);
+  if (command !== 'replay' && command !== 'sweep' && command !== 'stats') throw new UsageError(`unknown command '${command}'`);
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -91,6 +95,7 @@ function main(argv: string[]): number {
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
     return 0;
   }
+  if (command === 'stats') return stats(file, values.device, values.conf, capacity, values.json ?? false);
   if (values.addresses !== undefined && values.addresses !== 'recorded' && values.addresses !== 'simulated') {
     throw new UsageError(`--addresses must be recorded or simulated, not '${values.addresses}'`);
   }
@@ -154,6 +159,60 @@ function main(argv: string[]): number {
   );
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;
+}
+
+/** splitscope stats: the final state as recorded (segsum, pools, free blocks), then as the model has it at the end. */
+function stats(file: string, deviceArg: string | undefined, conf: string | undefined, capacity: Capacity | null | undefined, json: boolean): number {
+  const device = deviceArg?.trim() ?? '0';
+  if (!/^\d+$/.test(device)) throw new UsageError(`--device takes a device index, not '${deviceArg}'`);
+  const { snapshot, traces } = loadForReplay(file);
+  const d = Number(device);
+  const run = replaySnapshot(snapshot, {
+    ...(traces[d] ? { trace: traces[d] } : {}),
+    statsOnly: true,
+    device: d,
+    ...(conf !== undefined ? { conf } : {}),
+    ...(capacity !== undefined ? { capacity } : {}),
+  });
+  const pools = segmentsByPool(snapshot);
+  const free = freeBlocksBySize(snapshot);
+  const f = fragmentation(run.result.allocator);
+  if (json) {
+    console.log(JSON.stringify({ segsum: segmentSummary(snapshot), pools, freeBlocks: free, fragmentation: f, stats: run.result.stats }));
+    return 0;
+  }
+  console.log(segmentSummary(snapshot));
+  console.log('Segments by pool and stream (as recorded):');
+  const header = ['device', 'pool', 'stream', 'segments', 'reserved', 'allocated', 'pending free', 'free blocks', 'free', 'largest free'];
+  const lines = pools.map((r) => [
+    `cuda:${r.device}`,
+    `${r.pool} ${r.small ? 'small' : 'large'}`,
+    String(r.stream),
+    String(r.segments),
+    formatSize(r.reserved),
+    formatSize(r.allocated),
+    formatSize(r.pendingFree),
+    String(r.freeBlocks),
+    formatSize(r.freeBytes),
+    formatSize(r.largestFree),
+  ]);
+  console.log(table(header, lines));
+  console.log('\nFree blocks by size (as recorded):');
+  console.log(table(['size', 'blocks', 'bytes'], free.map((c) => [c.label, String(c.blocks), formatSize(c.bytes)])));
+  console.log(`\nThe model at the end (${configToString(run.config) || 'the defaults'}${sameDecisions(run.config, run.recorded) ? ', as recorded' : ''}):`);
+  for (const note of run.notes) console.log(`note: ${note}`);
+  console.log(
+    `  reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
+      `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
+  );
+  console.log(statsTable(run.result.stats));
+  return 0;
+}
+
+/** Columns padded to their widest cell, the first left-aligned. */
+function table(header: string[], lines: string[][]): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
+  return [header, ...lines].map((l) => '  ' + l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
 }
 
 /** A snapshot without allocation history has one moment and no requests: a sweep has nothing to vary. */

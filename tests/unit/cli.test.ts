@@ -147,3 +147,29 @@ describe('splitscope sweep', () => {
     expect(r.err).toMatch(/--max-split/);
   });
 });
+
+describe('splitscope stats', () => {
+  test("prints memory_viz's stats text, the pools, the free blocks and the replay's memory_stats", () => {
+    const file = 'tests/fixtures/real/compiled__default.pickle.gz';
+    const r = cli('stats', file);
+    expect(r.code).toBe(0);
+    const recorded = JSON.parse(readFileSync('tests/fixtures/memory-viz-stats.json', 'utf8'))['real/compiled__default.pickle.gz'].stdout;
+    expect(r.out.startsWith(recorded)).toBe(true);
+    expect(r.out).toMatch(/cuda:0\s+\(0, 1\) large/);
+    expect(r.out).toMatch(/Free blocks by size/);
+    expect(r.out).toMatch(/reserved_bytes\.all\.current\s+\d+/);
+    const json = JSON.parse(cli('stats', file, '--json').out);
+    expect(Object.keys(json)).toEqual(['segsum', 'pools', 'freeBlocks', 'fragmentation', 'stats']);
+    expect(json.stats).toEqual(JSON.parse(cli('replay', file, '--json').out).stats);
+  });
+
+  test('bad input: a clear line and a non-zero exit', () => {
+    expect(cli('stats', 'tests/fixtures/nope.pickle')).toMatchObject({ code: 2, err: expect.stringMatching(/cannot read tests\/fixtures\/nope\.pickle: ENOENT/) });
+    expect(cli('stats', FIXTURE, '--device', 'x')).toMatchObject({ code: 2, err: expect.stringMatching(/--device takes a device index/) });
+    const bad = join(tmp, 'bad.pickle');
+    writeFileSync(bad, 'not a snapshot');
+    const r = cli('stats', bad);
+    expect(r.code).toBe(1);
+    expect(r.err).not.toMatch(/internal error/);
+  });
+});
