@@ -5,6 +5,7 @@ import { explore, useExplore, type ExploreAxis } from './explore-store';
 import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
 import { stacksIdle, useStacks } from './stack-store';
+import { recordingsIdle } from './recordings-store';
 import { useSearch } from './search-store';
 import { blockMatches } from '../trace/measures/event-search';
 import type { StackSelection } from '../trace/measures/allocation-stacks';
@@ -57,6 +58,7 @@ export function installAutomation(): void {
     ready: async () => {
       await Promise.all([whenIdle(), compareIdle(), stressIdle()]);
       await stacksIdle();
+      await recordingsIdle();
       await drawsSettled();
     },
     stats: () => ({ ...(useSession.getState().view?.stats ?? {}) }),

@@ -6,6 +6,7 @@ import { installSweep } from '../state/sweep-store';
 import { installGuide } from '../state/guide-store';
 import { installStacks } from '../state/stack-store';
 import { installSearch } from '../state/search-store';
+import { installRecordings } from '../state/recordings-store';
 import { useCompare } from '../state/compare-store';
 import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
@@ -16,6 +17,7 @@ import { ConfigPanel } from './ConfigPanel';
 import { DeviceBar } from './DeviceBar';
 import { EventList } from './EventList';
 import { ExportMenu } from './ExportMenu';
+import { RecordingsPanel } from './RecordingsPanel';
 import { StackPanel } from './StackPanel';
 import { StatsPanel } from './StatsPanel';
 import { StressPanel } from './StressPanel';
@@ -37,6 +39,7 @@ function startOnce(): void {
   installGuide();
   installStacks();
   installSearch();
+  installRecordings();
   void startDefaultStress();
 }
 
@@ -158,6 +161,7 @@ export function App() {
           {comparing ? <ComparePanel /> : <ViewPanels />}
           {summary && <StackPanel />}
           {summary && <EventList />}
+          {summary && <RecordingsPanel />}
           <InsertedCallsPanel />
           {summary && <TuningGuide />}
           {summary && <SweepExplorer />}

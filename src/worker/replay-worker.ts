@@ -4,6 +4,7 @@
 import { fractionCapacity, H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
+import { recordingDigest, type RecordingDigest } from '../trace/replay/recording-digest';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { fragmentation } from '../trace/measures/fragmentation';
@@ -333,6 +334,14 @@ const api = {
     const s = theSource();
     const series = bytesOverTime(s.stream!, stackMatcher(stacksOf(s), selection), new Set(oomAt.keys()));
     return moved(series, [series.buffer as ArrayBuffer]);
+  },
+
+  /** The open snapshot in brief, as recorded and under `conf` (set beside another recording). */
+  digest(conf: string | null): RecordingDigest {
+    const s = theSource();
+    if (!s.snapshot) throw new Error('A built-in workload is not a recording: open a snapshot to compare it with another.');
+    const d = recordingDigest(s.name, s.snapshot, s.traces[0], conf);
+    return moved(d, [d.allocated.buffer, d.reserved.buffer] as ArrayBuffer[]);
   },
 
   /** Rows [start, start + count) of the recording's trace (the event list). */

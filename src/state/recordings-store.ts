@@ -1,0 +1,151 @@
+// Recordings beside the open source: another snapshot compared with it (before and after a change, two
+// batch sizes), or a set of snapshots from one job (rank_0 ... rank_N). Each file is digested in a
+// worker of its own (worker/digest-worker.ts), two at a time; the open source's digest comes from the
+// replay worker. A new config asked for in the session replays every digest's what-if again.
+import { create } from 'zustand';
+import { wrap } from 'comlink';
+import type { RecordingDigest } from '../trace/replay/recording-digest';
+import type { DigestApi } from '../worker/digest-worker';
+import { callWorker } from './replay-client';
+import { MAX_FILE_BYTES, useSession } from './session-store';
+
+export interface RankRow {
+  name: string;
+  file: File;
+  digest: RecordingDigest | null;
+  error: string | null;
+}
+
+interface RecordingsState {
+  /** A snapshot compared with the open source, and the open source's own digest. */
+  other: { file: File; digest: RecordingDigest | null; error: string | null } | null;
+  self: RecordingDigest | null;
+  /** A set of snapshots from one job, in rank order. */
+  ranks: RankRow[] | null;
+  busy: boolean;
+  compareWith(file: File): Promise<void>;
+  openRanks(files: File[]): Promise<void>;
+  closeCompare(): void;
+  closeRanks(): void;
+}
+
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** A file's digest under `conf`, in a worker of its own that ends with the answer. */
+async function digestFile(file: File, conf: string | null): Promise<RecordingDigest> {
+  if (file.size > MAX_FILE_BYTES) throw new Error(`${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).`);
+  const worker = new Worker(new URL('../worker/digest-worker.ts', import.meta.url), { type: 'module' });
+  try {
+    return await wrap<DigestApi>(worker).digest(file.name, file, conf);
+  } finally {
+    worker.terminate();
+  }
+}
+
+/** Runs `tasks` two at a time (the machine's cores, the page keeps one). */
+async function twoAtATime(tasks: (() => Promise<void>)[]): Promise<void> {
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < tasks.length) await tasks[next++]!();
+  };
+  await Promise.all([lane(), lane()]);
+}
+
+/** rank_2 before rank_10: names compared with their numbers as numbers. */
+const byRank = (a: File, b: File): number => a.name.localeCompare(b.name, undefined, { numeric: true });
+
+/** Digests of the current generation only land (a newer config or set replaces them). */
+let generation = 0;
+let pending = 0;
+
+function track<T>(p: Promise<T>): Promise<T> {
+  pending++;
+  useRecordings.setState({ busy: true });
+  return p.finally(() => {
+    if (--pending === 0) useRecordings.setState({ busy: false });
+  });
+}
+
+export const useRecordings = create<RecordingsState>()((set) => ({
+  other: null,
+  self: null,
+  ranks: null,
+  busy: false,
+  async compareWith(file) {
+    set({ other: { file, digest: null, error: null }, self: null });
+    await digestCompare(generation);
+  },
+  async openRanks(files) {
+    const sorted = [...files].filter((f) => /\.(pickle|pkl|gz|json)$/i.test(f.name)).sort(byRank);
+    set({ ranks: sorted.map((file) => ({ name: file.name, file, digest: null, error: null })) });
+    if (sorted.length === 0) {
+      set({ ranks: [{ name: '(no snapshot files)', file: new File([], ''), digest: null, error: 'None of the files chosen is a snapshot (.pickle, .pickle.gz, .json).' }] });
+      return;
+    }
+    await digestRanks(generation);
+  },
+  closeCompare() {
+    set({ other: null, self: null });
+  },
+  closeRanks() {
+    set({ ranks: null });
+  },
+}));
+
+async function digestCompare(gen: number): Promise<void> {
+  const other = useRecordings.getState().other;
+  if (!other) return;
+  const conf = useSession.getState().settings.conf;
+  await track(
+    Promise.all([
+      callWorker((w) => w.digest(conf)).then(
+        (self) => gen === generation && useRecordings.setState({ self }),
+        (e) => gen === generation && useRecordings.setState({ other: { ...useRecordings.getState().other!, error: `${useSession.getState().summary?.source}: ${message(e)}` } }),
+      ),
+      digestFile(other.file, conf).then(
+        (digest) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...other, digest, error: null } }),
+        (e) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...other, digest: null, error: `${other.file.name}: ${message(e)}` } }),
+      ),
+    ]),
+  );
+}
+
+async function digestRanks(gen: number): Promise<void> {
+  const rows = useRecordings.getState().ranks;
+  if (!rows) return;
+  const conf = useSession.getState().settings.conf;
+  const update = (i: number, patch: Partial<RankRow>): void => {
+    if (gen !== generation || useRecordings.getState().ranks?.[i]?.file !== rows[i]!.file) return;
+    const next = [...(useRecordings.getState().ranks ?? [])];
+    next[i] = { ...next[i]!, ...patch };
+    useRecordings.setState({ ranks: next });
+  };
+  await track(
+    twoAtATime(
+      rows.map((row, i) => async () => {
+        try {
+          update(i, { digest: await digestFile(row.file, conf), error: null });
+        } catch (e) {
+          update(i, { digest: null, error: message(e) });
+        }
+      }),
+    ),
+  );
+}
+
+/** Resolves when no digest is being made (tests). */
+export async function recordingsIdle(): Promise<void> {
+  while (pending > 0) await new Promise((r) => setTimeout(r, 20));
+}
+
+/** A new config asked for: each digest's what-if again. A new source: the open source's digest again. */
+export function installRecordings(): void {
+  useSession.subscribe((s, prev) => {
+    const confChanged = s.settings.conf !== prev.settings.conf;
+    const sourceChanged = s.summary?.source !== prev.summary?.source && s.summary !== null;
+    if (!confChanged && !sourceChanged) return;
+    generation++;
+    if (useRecordings.getState().other) void digestCompare(generation);
+    if (confChanged && useRecordings.getState().ranks) void digestRanks(generation);
+  });
+}

@@ -1,0 +1,103 @@
+// One recording in brief, for setting beside others (two runs compared, the ranks of one job): its
+// peaks, OOMs and fragmentation as replayed under its recorded config (the figures `splitscope
+// replay` prints), the same under another config asked for (a what-if), its timeline thinned to a
+// few thousand points, and which code held the memory when allocated memory peaked.
+import { parseAllocConf } from '../../allocator/config-parser';
+import { configToString, sameDecisions } from '../../allocator/config';
+import { allocationStacks } from '../measures/allocation-stacks';
+import { memoryByStack, type AllocationSite } from '../measures/memory-by-stack';
+import { memoryLayout } from '../measures/memory-layout';
+import type { Snapshot } from '../snapshot/snapshot';
+import type { TraceColumns } from '../snapshot/trace-columns';
+import { replaySnapshot } from './replay-snapshot';
+
+export interface RunFigures {
+  conf: string;
+  peakReserved: number;
+  peakAllocated: number;
+  ooms: number;
+  /** Request index of the first OOM, -1 if none. */
+  firstOom: number;
+  /** At the reserved peak: reserved less allocated, and the share of the free bytes outside the largest free block. */
+  gapAtPeak: number;
+  fragmentationAtPeak: number;
+  deviceAllocs: number;
+}
+
+export interface RecordingDigest {
+  name: string;
+  requests: number;
+  /** As recorded (its config, the cap its OOMs show). */
+  recorded: RunFigures;
+  /** Under the config asked for, when it makes other decisions than the recorded one. */
+  whatIf: RunFigures | null;
+  /** Allocated and reserved bytes, at most POINTS points each: the largest value of each stretch of requests. */
+  allocated: Float64Array;
+  reserved: Float64Array;
+  /** Request index of the allocated peak, and the allocation sites live there (recorded config). */
+  peakRequest: number;
+  sitesAtPeak: AllocationSite[];
+  notes: string[];
+}
+
+const POINTS = 2000;
+
+/** The maximum of each of `points` stretches of `values`. */
+function thin(values: Float64Array, points: number): Float64Array {
+  if (values.length <= points) return values.slice();
+  const out = new Float64Array(points);
+  for (let k = 0; k < points; k++) {
+    const a = Math.floor((k * values.length) / points);
+    const b = Math.floor(((k + 1) * values.length) / points);
+    let m = -Infinity;
+    for (let i = a; i < b; i++) if (values[i]! > m) m = values[i]!;
+    out[k] = m;
+  }
+  return out;
+}
+
+function figures(snapshot: Snapshot, trace: TraceColumns | undefined, conf: string | undefined) {
+  const run = replaySnapshot(snapshot, { ...(trace ? { trace } : {}), ...(conf !== undefined ? { conf } : {}) });
+  const { result } = run;
+  const stats = result.stats;
+  const peak = result.atPeak;
+  const free = peak.reserved - peak.allocated;
+  const f: RunFigures = {
+    conf: configToString(run.config),
+    peakReserved: stats['reserved_bytes.all.peak']!,
+    peakAllocated: stats['allocated_bytes.all.peak']!,
+    ooms: result.ooms.length,
+    firstOom: result.ooms[0]?.request ?? -1,
+    gapAtPeak: free,
+    fragmentationAtPeak: free > 0 ? 1 - peak.largestFreeBlock / free : 0,
+    deviceAllocs: stats['num_device_alloc']!,
+  };
+  return { run, figures: f };
+}
+
+/** `conf`: the config a what-if asks for (null: only the recorded one). */
+export function recordingDigest(name: string, snapshot: Snapshot, trace: TraceColumns | undefined, conf: string | null): RecordingDigest {
+  const { run, figures: recorded } = figures(snapshot, trace, undefined);
+  const whatIf = conf !== null && !sameDecisions(parseAllocConf(conf).config, run.recorded) ? figures(snapshot, trace, conf).figures : null;
+  const allocated = run.result.series.allocated;
+  let peakRequest = 0;
+  for (let i = 1; i < allocated.length; i++) if (allocated[i]! > allocated[peakRequest]!) peakRequest = i;
+  // Which code held the memory at the allocated peak: the allocator as it was after that request.
+  let sitesAtPeak: AllocationSite[] = [];
+  if (run.stream.length > 0) {
+    const atPeak = replaySnapshot(snapshot, { ...(trace ? { trace } : {}), stream: run.stream, until: peakRequest, statsOnly: true });
+    const stacks = allocationStacks(run.stream, trace?.details, snapshot);
+    sitesAtPeak = memoryByStack(memoryLayout(atPeak.result.allocator, () => -1), stacks.stackOf).sites;
+  }
+  return {
+    name,
+    requests: run.stream.length,
+    recorded,
+    whatIf,
+    allocated: thin(allocated, POINTS),
+    reserved: thin(run.result.series.reserved, POINTS),
+    peakRequest,
+    sitesAtPeak,
+    notes: run.notes,
+  };
+}
