@@ -1,5 +1,6 @@
 // splitscope replay|sweep|stats: the allocator model over a PyTorch memory snapshot, from the shell.
-import { readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { gzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
 import { parseByteSize } from '../allocator/byte-size';
 import type { Capacity } from '../allocator/capacity';
@@ -16,6 +17,9 @@ import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { nodeGunzip } from './node-gunzip';
+import { serveOpen } from './open-server';
+import { basename } from 'node:path';
+import { fileURLToPath } from 'node:url';
 
 const USAGE = `usage:
   splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated]
@@ -23,6 +27,12 @@ const USAGE = `usage:
   splitscope sweep FILE --max-split 20,64,128,...,none [--capacity SIZE] [--json]
   splitscope sweep FILE --param roundup_power2_divisions|garbage_collection_threshold --values V,...
                         [--conf STRING] [--capacity SIZE] [--json]
+  splitscope report FILE [-o OUT.html] [--conf STRING]
+                        writes one self-contained HTML file, the page and the snapshot inside, that
+                        opens offline from disk with every view working (for a bug report)
+  splitscope open FILE [--port N] [--host ADDRESS]
+                        serves the page on loopback with FILE loaded and prints its URL (the file
+                        stays on this machine; needs the built page: npm run build)
   splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
                         the final state: what python -m torch.cuda._memory_viz stats prints, segments
                         by pool and stream, free blocks by size, and the replay's memory_stats()
@@ -41,13 +51,13 @@ FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the s
 /** A mistake on the command line: exit 2 with the message and a pointer to the usage. */
 class UsageError extends Error {}
 
-function main(argv: string[]): number {
+function main(argv: string[]): number | Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
     console.log(USAGE);
     return command ? 0 : 2;
   }
-  if (command !== 'replay' && command !== 'sweep' && command !== 'stats') throw new UsageError(`unknown command '${command}'`);
+  if (!['replay', 'sweep', 'stats', 'open', 'report'].includes(command)) throw new UsageError(`unknown command '${command}'`);
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -55,7 +65,7 @@ function main(argv: string[]): number {
       conf: { type: 'string' },
       capacity: { type: 'string' },
       addresses: { type: 'string' },
-      out: { type: 'string' },
+      out: { type: 'string', short: 'o' },
       json: { type: 'boolean', default: false },
       'max-split': { type: 'string' },
       param: { type: 'string' },
@@ -64,6 +74,8 @@ function main(argv: string[]): number {
       'reset-peak-at': { type: 'string' },
       until: { type: 'string' },
       device: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
     },
   });
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
@@ -96,6 +108,8 @@ function main(argv: string[]): number {
     return 0;
   }
   if (command === 'stats') return stats(file, values.device, values.conf, capacity, values.json ?? false);
+  if (command === 'open') return open(file, values.port, values.host);
+  if (command === 'report') return report(file, values.out, values.conf);
   if (values.addresses !== undefined && values.addresses !== 'recorded' && values.addresses !== 'simulated') {
     throw new UsageError(`--addresses must be recorded or simulated, not '${values.addresses}'`);
   }
@@ -209,6 +223,51 @@ function stats(file: string, deviceArg: string | undefined, conf: string | undef
   return 0;
 }
 
+/** splitscope report: the self-contained page with FILE inside (gzip-compressed, base64), under --conf. */
+function report(file: string, out: string | undefined, conf: string | undefined): number {
+  const template = fileURLToPath(new URL('../report/page.html', import.meta.url));
+  if (!existsSync(template)) throw new UsageError('the report page is not built: run `npm run build:cli` (npm ci does it) and try again');
+  if (conf !== undefined) parseAllocConf(conf);
+  const bytes = readBytes(file);
+  if (bytes.length > MAX_REPORT_BYTES) throw new UsageError(`${file} is ${formatSize(bytes.length)}: a report carries at most ${formatSize(MAX_REPORT_BYTES)}; use splitscope open for larger files`);
+  // Refused here as the page would refuse it.
+  decodeSnapshotForReplay(bytes, { gunzip: nodeGunzip });
+  const packed = bytes[0] === 0x1f && bytes[1] === 0x8b ? bytes : gzipSync(bytes, { level: 9 });
+  const name = basename(file);
+  const target = out ?? `${name.replace(/(\.pickle|\.pkl|\.json)?(\.gz)?$/i, '')}.report.html`;
+  const attr = (v: string): string => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
+  const element =
+    `<script type="application/octet-stream" id="splitscope-snapshot" data-name="${attr(name)}"` +
+    `${conf !== undefined ? ` data-conf="${attr(conf)}"` : ''}>${Buffer.from(packed).toString('base64')}</script>`;
+  const html = readFileSync(template, 'utf8').replace('__TITLE__', attr(name)).replace('__SNAPSHOT__', () => element);
+  writeFileSync(target, html);
+  console.log(`wrote ${target} (${formatSize(html.length)}): open it in Chrome, from disk; it needs no server or network`);
+  return 0;
+}
+
+/** A report's snapshot travels as base64 inside the HTML: past this, the page would be slow to open. */
+const MAX_REPORT_BYTES = 256 * 2 ** 20;
+
+/** splitscope open: serves the page with FILE beside it until interrupted. */
+async function open(file: string, portArg: string | undefined, hostArg: string | undefined): Promise<number> {
+  const port = portArg?.trim() ?? '0';
+  if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port takes a port number, not '${portArg}'`);
+  const bytes = readBytes(file);
+  // Refused here as the page would refuse it, before a browser is pointed at it.
+  decodeSnapshotForReplay(bytes, { gunzip: nodeGunzip });
+  const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
+  let server;
+  try {
+    server = await serveOpen(dist, basename(file), bytes, hostArg?.trim() || '127.0.0.1', Number(port));
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code;
+    throw new UsageError(code === 'EADDRINUSE' ? `port ${port} is in use: pick another with --port` : (e as Error).message);
+  }
+  console.log(`splitscope: ${file} is open at ${server.url}`);
+  console.log('(served from this machine only; Ctrl+C stops it)');
+  return new Promise<number>(() => {});
+}
+
 /** Columns padded to their widest cell, the first left-aligned. */
 function table(header: string[], lines: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
@@ -268,9 +327,7 @@ function sweepTable(rows: SweepRow[], first: [string, (r: SweepRow) => string] =
   return [header, ...lines].map((l) => l.map((c, i) => c.padStart(widths[i]!)).join('  ')).join('\n');
 }
 
-try {
-  process.exitCode = main(process.argv.slice(2));
-} catch (e) {
+function failed(e: unknown): void {
   if (e instanceof UsageError || (e instanceof TypeError && (e as { code?: string }).code?.startsWith('ERR_PARSE_ARGS'))) {
     console.error(`splitscope: ${e.message}\nRun 'splitscope --help' for usage.`);
     process.exitCode = 2;
@@ -281,4 +338,12 @@ try {
     console.error(`splitscope: internal error: ${(e as Error).message}`);
     process.exitCode = 70;
   }
+}
+
+try {
+  const code = main(process.argv.slice(2));
+  if (typeof code === 'number') process.exitCode = code;
+  else code.then((c) => (process.exitCode = c), failed);
+} catch (e) {
+  failed(e);
 }

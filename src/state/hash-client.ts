@@ -1,10 +1,11 @@
 // The page's side of the hash worker: one worker per file hashed (it ends when the hash is in).
 import type { HashReply } from '../worker/hash-worker';
+import { startWorker } from './workers';
 
 /** The SHA-256 of `file`, computed off the page's thread; `signal` ends the worker and rejects. */
 export function hashFile(file: Blob, signal?: AbortSignal): Promise<string> {
   return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('../worker/hash-worker.ts', import.meta.url), { type: 'module' });
+    const worker = startWorker('hash');
     const end = (): void => worker.terminate();
     signal?.addEventListener('abort', () => {
       end();

@@ -8,6 +8,7 @@ import type { RecordingDigest } from '../trace/replay/recording-digest';
 import type { DigestApi } from '../worker/digest-worker';
 import { callWorker } from './replay-client';
 import { MAX_FILE_BYTES, useSession } from './session-store';
+import { startWorker } from './workers';
 
 export interface RankRow {
   name: string;
@@ -34,7 +35,7 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 /** A file's digest under `conf`, in a worker of its own that ends with the answer. */
 async function digestFile(file: File, conf: string | null): Promise<RecordingDigest> {
   if (file.size > MAX_FILE_BYTES) throw new Error(`${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).`);
-  const worker = new Worker(new URL('../worker/digest-worker.ts', import.meta.url), { type: 'module' });
+  const worker = startWorker('digest');
   try {
     return await wrap<DigestApi>(worker).digest(file.name, file, conf);
   } finally {

@@ -2,8 +2,9 @@
 // when every call it made has been answered (window.splitscope.ready()).
 import { proxy, transfer, wrap, type Remote } from 'comlink';
 import type { ReplayApi } from '../worker/replay-worker';
+import { startWorker } from './workers';
 
-const worker = new Worker(new URL('../worker/replay-worker.ts', import.meta.url), { type: 'module' });
+const worker = startWorker('replay');
 const remote: Remote<ReplayApi> = wrap<ReplayApi>(worker);
 
 let pending = 0;

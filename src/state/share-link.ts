@@ -7,6 +7,7 @@ import { LinkError } from './link-error';
 import { insertedCallsOf } from '../worker/replay-settings';
 import { sha256Hex } from '../lib/sha256';
 import { awaitFile, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
+import { launchFile } from './launch-file';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */
 const CURSOR_SYNC_MS = 500;
@@ -39,8 +40,8 @@ export function currentLink(): string {
   return location.origin + location.pathname + location.search + (state ? encodeLink(state) : '');
 }
 
-/** Opens what `state` describes. */
-async function apply(state: LinkState): Promise<void> {
+/** Where a link's view opens: its settings, cursor and look. */
+function openAtOf(state: LinkState): OpenAt {
   const settings = {
     conf: state.conf,
     capacityBytes: state.capacityBytes,
@@ -48,7 +49,12 @@ async function apply(state: LinkState): Promise<void> {
     ...insertedCallsOf(state),
   };
   const look = { zoom: state.zoom ?? null, pinned: state.pinned ?? null, panels: state.panels ?? DEFAULT_LOOK.panels };
-  const at: OpenAt = { settings, cursor: state.cursor, look };
+  return { settings, cursor: state.cursor, look };
+}
+
+/** Opens what `state` describes. */
+async function apply(state: LinkState): Promise<void> {
+  const at = openAtOf(state);
   const session = useSession.getState();
   const source = state.source;
   if (source.kind === 'workload') session.openWorkload(source.id, source.params, at);
@@ -89,6 +95,15 @@ async function openFromUrl(): Promise<void> {
   let problem: string;
   try {
     const state = decodeLink(location.hash);
+    // Launched with a file (splitscope open, a report): that file, in the view its link shows when the
+    // link names it (a report reloaded after a change), else under the report's config.
+    const launched = await launchFile();
+    if (launched && (!state || (state.source.kind === 'file' && state.source.data === undefined))) {
+      if (state?.source.kind === 'file') awaitFile(state.source.sha256, openAtOf(state));
+      const at = !state && launched.conf !== null ? { settings: { conf: launched.conf, capacityBytes: null }, cursor: null } : undefined;
+      await useSession.getState().openFile(launched.file, at);
+      return;
+    }
     if (state) {
       await apply(state);
       return;

@@ -8,6 +8,7 @@ import { useSession } from './session-store';
 import type { SweepRow } from '../trace/sweep/sweep';
 import type { RequestStream } from '../trace/stream/request-stream';
 import type { SweepJob, SweepMessage, SweepReply } from '../worker/sweep-worker';
+import { startWorker } from './workers';
 
 export interface SweepRun {
   /** Resolves when every job is done (errors are reported through onError, not thrown). */
@@ -130,7 +131,7 @@ class SweepPool {
   }
 
   private start(): PoolWorker {
-    const w: PoolWorker = { worker: new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' }), task: null, streamId: 0 };
+    const w: PoolWorker = { worker: startWorker('sweep'), task: null, streamId: 0 };
     w.worker.onmessage = (event: MessageEvent<SweepReply>) => {
       const task = w.task;
       if (!task) return;

@@ -173,3 +173,31 @@ describe('splitscope stats', () => {
     expect(r.err).not.toMatch(/internal error/);
   });
 });
+
+describe('splitscope report and open: bad input', () => {
+  test('a wrong config, a file that is no snapshot, a bad port: a clear line and a non-zero exit, no file written', () => {
+    expect(spawnSync(process.execPath, ['scripts/build-report.mjs']).status).toBe(0);
+    const out = join(tmp, 'never.html');
+    const conf = cli('report', FIXTURE, '-o', out, '--conf', 'max_split_size_mb:abc');
+    expect(conf.code).toBe(1);
+    expect(conf.err).toMatch(/max_split_size_mb/);
+    const bad = join(tmp, 'not-a-snapshot.pickle');
+    writeFileSync(bad, 'hello');
+    expect(cli('report', bad, '-o', out)).toMatchObject({ code: 1, err: expect.stringMatching(/not a PyTorch memory snapshot/) });
+    expect(() => readFileSync(out)).toThrow();
+    expect(cli('open', FIXTURE, '--port', 'abc')).toMatchObject({ code: 2, err: expect.stringMatching(/--port takes a port number/) });
+    expect(cli('open', bad)).toMatchObject({ code: 1, err: expect.stringMatching(/not a PyTorch memory snapshot/) });
+  });
+
+  test('a report carries the snapshot, gzip-compressed, and names it', () => {
+    const out = join(tmp, 'r.html');
+    const r = cli('report', 'tests/fixtures/job/rank_0.pickle.gz', '-o', out);
+    expect(r.code).toBe(0);
+    const html = readFileSync(out, 'utf8');
+    const m = /<script type="application\/octet-stream" id="splitscope-snapshot" data-name="rank_0\.pickle\.gz">([A-Za-z0-9+/=]+)<\/script>/.exec(html);
+    expect(m).not.toBeNull();
+    expect(Buffer.from(m![1]!, 'base64').equals(readFileSync('tests/fixtures/job/rank_0.pickle.gz'))).toBe(true);
+    // Three script elements end (the snapshot, the workers' sources, the page): no text inside ends one early.
+    expect(html.match(/<\/script>/gi)!.length).toBe(3);
+  });
+});
