@@ -10,6 +10,7 @@ import { framesDrawn } from '../lib/frame-scheduler';
 import { sha256Hex } from '../lib/sha256';
 import { clearTimings, mark, measure } from '../lib/timing';
 import type { RequestStream } from '../trace/stream/request-stream';
+import type { TimelineAnnotation } from '../trace/measures/timeline-annotations';
 import { WORKLOADS } from '../trace/stream/workloads';
 import type { CursorView, ReplaySummary, ReplayTimeline } from '../worker/replay-protocol';
 import type { ReplaySettings } from '../worker/replay-settings';
@@ -52,6 +53,8 @@ interface SessionState {
   sourceLink: LinkSource | null;
   /** Which source this is: a new one for each source opened (what sweeps and comparisons key on). */
   sourceId: number;
+  /** The source's request times and annotations (for the timeline), once fetched for its source and device. */
+  axis: { key: string; time: Float64Array | null; annotations: TimelineAnnotation[] } | null;
   look: ViewLook;
   setZoom(zoom: MapZoom | null): void;
   setPinned(id: number | null): void;
@@ -93,6 +96,7 @@ function requestReplay(settings: ReplaySettings, cursor: number | null): void {
       // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
       mark('splitscope:replay-result');
       useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
+      void requestAxis();
     } catch (e) {
       // The previous view stays.
       useSession.setState({ error: named ? `${named}: ${message(e)}` : message(e), progress: null, opening: false });
@@ -115,6 +119,20 @@ function requestSeek(cursor: number): void {
       useSession.setState({ error: message(e) });
     }
   });
+}
+
+/** The request times and annotations of the source and device on screen, when not yet fetched. */
+async function requestAxis(): Promise<void> {
+  const { sourceId, summary } = useSession.getState();
+  if (!summary) return;
+  const key = `${sourceId}/${summary.device}`;
+  if (useSession.getState().axis?.key === key) return;
+  try {
+    const axis = await callWorker((w) => w.timeAxis());
+    if (`${useSession.getState().sourceId}/${useSession.getState().summary?.device}` === key) useSession.setState({ axis: { key, ...axis } });
+  } catch {
+    // The timeline stays over requests alone.
+  }
 }
 
 /** Resolves when every call to the worker has been answered and no replay or seek waits to be sent. */
@@ -284,6 +302,7 @@ export const useSession = create<SessionState>()((set, get) => ({
   playing: false,
   sourceLink: null,
   sourceId: 0,
+  axis: null,
   look: DEFAULT_LOOK,
   setZoom(zoom) {
     set({ look: { ...get().look, zoom } });

@@ -3,13 +3,15 @@
 // Drawing happens in the page's one animation-frame callback (lib/frame-scheduler.ts), outside React
 // renders; React renders only the frame of the chart, the controls and the readout.
 import { axisBottom, axisLeft, format, scaleLinear, select } from 'd3';
-import { useEffect, useRef, type KeyboardEvent, type PointerEvent } from 'react';
+import { useEffect, useRef, useState, type KeyboardEvent, type PointerEvent } from 'react';
 import { formatSize } from '../allocator/format-size';
 import { cancelDraw, scheduleDraw } from '../lib/frame-scheduler';
 import { measure } from '../lib/timing';
 import { envelope, markerColumns, type Envelope } from './timeline-envelope';
 import { keysTakenBy, keyTarget } from './timeline-keys';
 import { byteAxis } from './timeline-ticks';
+import { upperBound } from '../lib/binary-search';
+import type { TimelineAnnotation } from '../trace/measures/timeline-annotations';
 import './timeline.css';
 
 export interface TimelineSeries {
@@ -32,6 +34,10 @@ export interface TimelineProps {
   overlay?: TimelineOverlay | null;
   /** Requests a search matched, ticked along the x axis. */
   marks?: Int32Array | null;
+  /** Each request's time_us (non-decreasing): with it, the x axis can run over time. */
+  time?: Float64Array | null;
+  /** The program's phases (record_function ranges, user_metadata), drawn as bands along the top. */
+  annotations?: readonly TimelineAnnotation[];
 }
 
 export interface TimelineOverlay {
@@ -88,15 +94,23 @@ function seriesMax(s: TimelineSeries): number {
 }
 
 const NO_CALLS: readonly number[] = [];
+const NO_ANNOTATIONS: readonly TimelineAnnotation[] = [];
+/** Height of one strip of annotation bands at the plot's top, px. */
+const STRIP = 9;
 
-export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null }: TimelineProps) {
+export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null, time = null, annotations = NO_ANNOTATIONS }: TimelineProps) {
+  const [overTime, setOverTime] = useState(false);
+  const timed = overTime && time !== null && series !== null && time.length === series.allocated.length;
   const plotRef = useRef<HTMLDivElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
   const total = totalOf(series);
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, overlay, marks, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  live.current.timed = timed;
+  live.current.time = time;
+  live.current.annotations = annotations;
   live.current.series = series;
   live.current.calls = calls;
   live.current.overlay = overlay;
@@ -109,9 +123,18 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     const n = totalOf(s);
     const iw = Math.max(1, width - MARGIN.left - MARGIN.right);
     const ih = Math.max(1, height - MARGIN.top - MARGIN.bottom);
+    const t = live.current.time;
+    if (live.current.timed && t && n > 0) {
+      // Over time: seconds (or ms for short runs) since the first request; index i sits at its time.
+      const span = (t[n - 1]! - t[0]!) / 1e6;
+      const unit = span >= 10 ? 1e6 : 1e3;
+      const x = scaleLinear().domain([0, Math.max((t[n - 1]! - t[0]!) / unit, 1e-9)]).range([0, iw]);
+      const at = (v: number): number => Math.max(0, Math.min(n - 1, upperBound(t, t[0]! + v * unit) - 1));
+      return { n, iw, ih, x, xi: (i: number) => x((t[Math.max(0, Math.min(n - 1, Math.round(i)))]! - t[0]!) / unit), indexAt: (px: number) => at(x.invert(px)), unit: unit === 1e6 ? 's' : 'ms' };
+    }
     // Request numbers are 1-based on screen: index i sits at request i + 1.
     const x = scaleLinear().domain([1, Math.max(2, n)]).range([0, iw]);
-    return { n, iw, ih, x, xi: (i: number) => x(i + 1) };
+    return { n, iw, ih, x, xi: (i: number) => x(i + 1), indexAt: (px: number) => Math.round(x.invert(px)) - 1, unit: '' };
   };
 
   const draw = () => {
@@ -120,7 +143,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     if (!svg || L.width === 0) return;
     const t0 = performance.now();
     const root = select(svg);
-    const { iw, ih, x, xi } = geometry();
+    const { iw, ih, x, xi, unit } = geometry();
     const s = L.series;
     if (s !== L.seriesMaxOf) {
       L.max = s ? seriesMax(s) : 0;
@@ -128,7 +151,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     }
     const axis = byteAxis(L.max, Math.max(2, Math.floor(ih / 30)));
     const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
-    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.marks)}`;
+    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}`;
 
     // Axes and series only when the data or the size changed; a cursor move redraws the cursor alone.
     if (L.drawnKey !== key) {
@@ -143,7 +166,24 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         .call((g) => g.select('.domain').remove());
       root.select<SVGGElement>('.tl-x')
         .attr('transform', `translate(0,${ih})`)
-        .call(axisBottom(x).ticks(Math.max(2, Math.floor(iw / 110))).tickFormat((v) => (Number.isInteger(+v) ? count(+v) : '')));
+        .call(
+          axisBottom(x)
+            .ticks(Math.max(2, Math.floor(iw / 110)))
+            .tickFormat((v) => (unit ? `${format(',~g')(+v)} ${unit}` : Number.isInteger(+v) ? count(+v) : '')),
+        );
+      // The program's phases: record_function ranges on the first strip, user_metadata on the second.
+      root
+        .select('.tl-annotations')
+        .selectAll<SVGRectElement, TimelineAnnotation>('rect')
+        .data(s ? L.annotations : [])
+        .join((enter) => enter.append('rect').call((r) => r.append('title')))
+        .attr('class', (a) => `tl-annotation tl-annotation-${a.kind}`)
+        .attr('x', (a) => xi(a.start))
+        .attr('width', (a) => Math.max(2, xi(a.end) - xi(a.start)))
+        .attr('y', (a) => (a.kind === 'range' ? 0 : STRIP + 1))
+        .attr('height', STRIP)
+        .select('title')
+        .text((a) => `${a.label}: requests ${count(a.start + 1)}–${count(a.end + 1)}`);
       const columns = Math.ceil(iw);
       const env = s && { reserved: envelope(s.reserved, columns), active: envelope(s.active, columns), allocated: envelope(s.allocated, columns) };
       const paths = env
@@ -200,7 +240,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  useEffect(schedule, [series, at, overlay, marks]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(schedule, [series, at, overlay, marks, timed, annotations]); // eslint-disable-line react-hooks/exhaustive-deps
 
   const move = (index: number) => {
     if (!total) return;
@@ -233,8 +273,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
 
   const fromPointer = (e: PointerEvent) => {
     const rect = svgRef.current!.getBoundingClientRect();
-    const { x } = geometry();
-    move(Math.round(x.invert(e.clientX - rect.left - MARGIN.left)) - 1);
+    move(geometry().indexAt(e.clientX - rect.left - MARGIN.left));
   };
 
   const onPointerDown = (e: PointerEvent<HTMLDivElement>) => {
@@ -282,6 +321,12 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <span className="tl-mark tl-mk-match">|</span>matches ×{count(marks.length)}
           </li>
         )}
+        {annotations.length > 0 && (
+          <li title="record_function ranges the profiler recorded (top strip) and user_metadata stretches (second strip); hover one for its name">
+            <span className="tl-swatch tl-sw-annotation" />
+            phases ×{count(annotations.length)}
+          </li>
+        )}
         {calls.length > 0 && (
           <li title="torch.cuda.empty_cache() or reset_peak_memory_stats() inserted into the run">
             <span className="tl-mark tl-mk-call">┆</span>call ×{count(calls.length)}
@@ -314,6 +359,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <path className="tl-allocated" />
             <path className="tl-overlay" />
             <path className="tl-marks" />
+            <g className="tl-annotations" />
             <path className="tl-oom-rules" />
             <path className="tl-calls" />
             <path className="tl-retries" />
@@ -339,7 +385,13 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         </button>
         <span className="tl-position">
           request {count(at + 1)} / {count(total)}
+          {time && at >= 0 && at < time.length && ` · ${format(',.3f')((time[at]! - time[0]!) / 1e3)} ms`}
         </span>
+        {time && (
+          <label className="tl-axis-choice">
+            <input type="checkbox" checked={overTime} onChange={(e) => setOverTime(e.target.checked)} /> over time (time_us)
+          </label>
+        )}
       </div>
     </section>
   );

@@ -14,7 +14,7 @@ import { Timeline, type TimelineOverlay } from './Timeline';
 const ALL = 'all';
 
 export function ViewPanels() {
-  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter, recordedCalls } = useSession(
+  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter, recordedCalls, axis } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({
       view: s.view,
@@ -29,6 +29,7 @@ export function ViewPanels() {
       emptyCacheAfter: s.settings.emptyCacheAfter,
       resetPeakAfter: s.settings.resetPeakAfter,
       recordedCalls: s.summary?.recordedEmptyCache,
+      axis: s.axis,
     })),
   );
   // A stack view's selection, while its panel is open: its blocks marked, its bytes drawn.
@@ -91,7 +92,12 @@ export function ViewPanels() {
         onPin={setPinned}
         mark={mark}
       />
-      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls} overlay={overlay} marks={query ? matched : null} />
+      <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls}
+        overlay={overlay}
+        marks={query ? matched : null}
+        time={axis?.time ?? null}
+        {...(axis ? { annotations: axis.annotations } : {})}
+      />
     </section>
   );
 }

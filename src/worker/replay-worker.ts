@@ -17,6 +17,7 @@ import type { Snapshot } from '../trace/snapshot/snapshot';
 import { allocationStacks, stackMatcher, type AllocationStacks, type StackSelection } from '../trace/measures/allocation-stacks';
 import { bytesOverTime } from '../trace/measures/bytes-over-time';
 import { eventRows, requestOfEntries, type EventRow } from '../trace/measures/event-rows';
+import { requestTimes, timelineAnnotations, type TimelineAnnotation } from '../trace/measures/timeline-annotations';
 import { parseSearch, searchRequests, type SearchMatches, type SearchQuery } from '../trace/measures/event-search';
 import { frameLabel } from '../trace/measures/frame-filter';
 import { memoryByStack, type StackTree } from '../trace/measures/memory-by-stack';
@@ -342,6 +343,15 @@ const api = {
     if (!s.snapshot) throw new Error('A built-in workload is not a recording: open a snapshot to compare it with another.');
     const d = recordingDigest(s.name, s.snapshot, s.traces[0], conf);
     return moved(d, [d.allocated.buffer, d.reserved.buffer] as ArrayBuffer[]);
+  },
+
+  /** Each request's time_us (null: the trace has none) and the program's annotations, placed on the requests. */
+  timeAxis(): { time: Float64Array | null; annotations: TimelineAnnotation[] } {
+    const s = theSource();
+    const { trace, requestOf } = entriesOf(s);
+    const time = requestTimes(s.stream!, trace?.details);
+    const annotations = timelineAnnotations(s.stream!, trace?.details, s.snapshot?.external_annotations, s.device, time, requestOf);
+    return moved({ time, annotations }, time ? [time.buffer as ArrayBuffer] : []);
   },
 
   /** Rows [start, start + count) of the recording's trace (the event list). */

@@ -5,7 +5,9 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import type { Block } from '../../src/allocator/block';
 import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
-import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
+import { decodeSnapshotFile, decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
+import { requestOfEntries } from '../../src/trace/measures/event-rows';
+import { requestTimes, timelineAnnotations } from '../../src/trace/measures/timeline-annotations';
 import { RequestKind } from '../../src/trace/stream/request-stream';
 import { openPage, SHOTS as shots } from './open-page';
 
@@ -124,4 +126,37 @@ test('the event list scrolls to the last of 900k entries, and a click there move
   expect((await cursor()).index).toBe(want);
   expect(await session.page.locator('.events-row.current').getAttribute('aria-rowindex')).toBe(String(stream.source[want]! + 1));
   await session.page.locator('.events').screenshot({ path: `${shots}/event-list-end.png` });
+});
+
+test("the timeline marks the program's phases and runs over time_us as well as over requests", async () => {
+  const file = 'tests/fixtures/job/annotated.pickle.gz';
+  await open(file);
+  const { snapshot, traces } = decodeSnapshotForReplay(readFileSync(file), { details: true });
+  const trace = traces[0]!;
+  const { stream } = replaySnapshot(snapshot, { trace });
+  const times = requestTimes(stream, trace.details)!;
+  const want = timelineAnnotations(stream, trace.details, snapshot.external_annotations, 0, times, requestOfEntries(stream, trace.length));
+  await expect.poll(() => session.page.locator('.tl-annotation').count()).toBe(want.length);
+  expect(await session.page.locator('.tl-legend').textContent()).toContain(`phases ×${want.length}`);
+  expect(await session.page.locator('.tl-annotation-metadata title').first().textContent()).toMatch(/^step 0 forward: requests /);
+  // Over time: the x axis in seconds or ms, and a click lands on the request at that time.
+  await session.page.getByLabel('over time (time_us)').check();
+  await ready();
+  expect(await session.page.locator('.tl-x .tick text').last().textContent()).toMatch(/ m?s$/);
+  const plot = session.page.locator('.tl-plot');
+  const box = (await plot.boundingBox())!;
+  const left = 72;
+  const right = 14;
+  const frac = 0.5;
+  await plot.click({ position: { x: left + (box.width - left - right) * frac, y: box.height / 2 } });
+  await ready();
+  const target = times[0]! + frac * (times[times.length - 1]! - times[0]!);
+  let expected = 0;
+  while (expected + 1 < times.length && times[expected + 1]! <= target) expected++;
+  const got = (await cursor()).index;
+  // Within a pixel's worth of time of the request Node finds.
+  const perPixel = (times[times.length - 1]! - times[0]!) / (box.width - left - right);
+  expect(Math.abs(times[got]! - times[expected]!)).toBeLessThanOrEqual(perPixel);
+  await session.page.locator('.timeline').screenshot({ path: `${shots}/timeline-over-time.png` });
+  await session.page.getByLabel('over time (time_us)').uncheck();
 });
