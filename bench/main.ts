@@ -7,6 +7,7 @@ import { benchImport } from './import.bench';
 import { benchReplay } from './replay.bench';
 import { benchSeek } from './seek.bench';
 import { benchSegmentMap } from './segment-map.bench';
+import { benchViews } from './views.bench';
 
 const BENCHES: [string, () => unknown][] = [
   ['replay', benchReplay],
@@ -17,6 +18,7 @@ const BENCHES: [string, () => unknown][] = [
   ['page-open', benchPageOpen],
   ['page-latency', benchPageLatency],
   ['segment-map', benchSegmentMap],
+  ['views', benchViews],
 ];
 
 // `npm run bench -- seek cli` runs only those (names as above); no names runs all.

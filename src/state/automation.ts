@@ -28,6 +28,8 @@ export interface Automation {
   /** The stack view (its panel open): the request it is at, the live bytes, the sites by bytes, and
    * the selection's live allocations and requested bytes at the cursor. */
   stacks(): { at: number | null; bytes: number; sites: AllocationSite[]; selected: number | null; selectionBytes: number | null };
+  /** Runs a search as the box does; resolves with the milliseconds until its answer and the requests it matched. */
+  find(query: string): Promise<{ ms: number; requests: number }>;
   /** The search's matching requests (null: no search) and the blocks it marks at the cursor. */
   search(): { requests: number[] | null; blocks: { addr: number; size: number; state: number }[] };
   /** Selects a frame (its path from the root) or a site in the stack view. */
@@ -87,6 +89,11 @@ export function installAutomation(): void {
       };
     },
     selectStack: (selection) => useStacks.getState().select(selection),
+    find: async (query) => {
+      const t0 = performance.now();
+      await useSearch.getState().search(query);
+      return { ms: performance.now() - t0, requests: useSearch.getState().requests?.length ?? 0 };
+    },
     search: () => {
       const { query, requests, ids } = useSearch.getState();
       const layout = useSession.getState().view?.layout;

@@ -4,6 +4,7 @@
 // pages, so a million entries scroll. The cursor's entry is highlighted and kept in view; a click on
 // a row moves the cursor to its request.
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
+import { flushSync } from 'react-dom';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
 import { callWorker } from '../state/replay-client';
@@ -47,10 +48,12 @@ export function EventList() {
     return Array.isArray(page) ? (page[e % PAGE] ?? null) : null;
   };
 
-  // The pages the rows in view need.
+  // The pages the rows in view need, and (once, as the list is built) its last: a jump to the end,
+  // the usual one, then draws in the frame after the scroll.
   useEffect(() => {
-    if (!panel.open) return;
-    for (const p of new Set([Math.floor(first / PAGE), Math.floor(Math.min(total - 1, first + VIEW_ROWS) / PAGE)])) {
+    if (!panel.open || total === 0) return;
+    const ends = pages.current.size === 0 ? [Math.floor((total - 1) / PAGE)] : [];
+    for (const p of new Set([Math.floor(first / PAGE), Math.floor(Math.min(total - 1, first + VIEW_ROWS) / PAGE), ...ends])) {
       if (p < 0 || pages.current.has(p)) continue;
       const store = pages.current;
       store.set(
@@ -95,7 +98,11 @@ export function EventList() {
             <span role="columnheader">request</span>
             <span role="columnheader">context</span>
           </div>
-          <div className="events-scroll" ref={boxRef} style={{ height: viewPx }} onScroll={(e) => setFirst(firstAt(e.currentTarget.scrollTop))}>
+          <div className="events-scroll" ref={boxRef} style={{ height: viewPx }} onScroll={(e) => {
+              // Rendered in the scroll event itself, before this frame paints: no frame of stale rows.
+              const top = e.currentTarget.scrollTop;
+              flushSync(() => setFirst(firstAt(top)));
+            }}>
             <div style={{ height, position: 'relative' }}>
               <div className="events-rows" style={{ position: 'sticky', top: 0 }}>
                 {shown.map((e) => {
