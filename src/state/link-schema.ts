@@ -10,16 +10,20 @@ export const MAX_EMBEDDED_FILE_BYTES = 256 * 1024;
 
 const finite = z.number().finite();
 
+/** A snapshot file: its name and SHA-256, and the file itself when it is small enough. */
+const linkFileSchema = z.object({
+  kind: z.literal('file'),
+  name: z.string().max(512),
+  sha256: z.string().regex(/^[0-9a-f]{64}$/),
+  /** The file itself, base64url, when it was small enough to embed. */
+  data: z.string().max(Math.ceil((MAX_EMBEDDED_FILE_BYTES * 4) / 3) + 4).optional(),
+});
+export type LinkFile = z.infer<typeof linkFileSchema>;
+
 export const linkSourceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('workload'), id: z.string().max(64), params: z.record(z.string().max(64), finite) }),
   z.object({ kind: z.literal('sample') }),
-  z.object({
-    kind: z.literal('file'),
-    name: z.string().max(512),
-    sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    /** The file itself, base64url, when it was small enough to embed. */
-    data: z.string().max(Math.ceil((MAX_EMBEDDED_FILE_BYTES * 4) / 3) + 4).optional(),
-  }),
+  linkFileSchema,
 ]);
 export type LinkSource = z.infer<typeof linkSourceSchema>;
 
@@ -53,6 +57,8 @@ const linkStateV1 = replaySettingsSchema.extend({
   panels: viewLookSchema.shape.panels.optional(),
   /** Configs compared side by side (the comparison is open). */
   compare: z.array(z.string().max(2000)).min(2).max(4).optional(),
+  /** Another snapshot compared with the source (Other recordings). */
+  compareWith: linkFileSchema.optional(),
 });
 
 /** The state links are written in. */

@@ -7,6 +7,10 @@ import { wrap } from 'comlink';
 import type { RecordingDigest } from '../trace/replay/recording-digest';
 import type { DigestApi } from '../worker/digest-worker';
 import { callWorker } from './replay-client';
+import { sha256Hex } from '../lib/sha256';
+import { hashFile } from './hash-client';
+import { toBase64Url } from './link-codec';
+import { MAX_EMBEDDED_FILE_BYTES, type LinkFile } from './link-schema';
 import { MAX_FILE_BYTES, useSession } from './session-store';
 import { startWorker } from './workers';
 
@@ -18,8 +22,10 @@ export interface RankRow {
 }
 
 interface RecordingsState {
-  /** A snapshot compared with the open source, and the open source's own digest. */
-  other: { file: File; digest: RecordingDigest | null; error: string | null } | null;
+  /** A snapshot compared with the open source, and the open source's own digest; `link`: how a share link names it (once hashed). */
+  other: { file: File; digest: RecordingDigest | null; error: string | null; link: LinkFile | null } | null;
+  /** A link compares with this file, too large to travel in it: the user is asked for it. */
+  wanted: LinkFile | null;
   self: RecordingDigest | null;
   /** A set of snapshots from one job, in rank order. */
   ranks: RankRow[] | null;
@@ -52,6 +58,15 @@ async function twoAtATime(tasks: (() => Promise<void>)[]): Promise<void> {
   await Promise.all([lane(), lane()]);
 }
 
+/** How a share link names a compared file: small ones travel inside it. */
+async function linkOf(file: File): Promise<LinkFile> {
+  if (file.size <= MAX_EMBEDDED_FILE_BYTES) {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    return { kind: 'file', name: file.name, sha256: sha256Hex(bytes), data: toBase64Url(bytes) };
+  }
+  return { kind: 'file', name: file.name, sha256: await hashFile(file) };
+}
+
 /** rank_2 before rank_10: names compared with their numbers as numbers. */
 const byRank = (a: File, b: File): number => a.name.localeCompare(b.name, undefined, { numeric: true });
 
@@ -69,11 +84,16 @@ function track<T>(p: Promise<T>): Promise<T> {
 
 export const useRecordings = create<RecordingsState>()((set) => ({
   other: null,
+  wanted: null,
   self: null,
   ranks: null,
   busy: false,
   async compareWith(file) {
-    set({ other: { file, digest: null, error: null }, self: null });
+    set({ other: { file, digest: null, error: null, link: null }, self: null, wanted: null });
+    void linkOf(file).then(
+      (link) => useRecordings.getState().other?.file === file && useRecordings.setState({ other: { ...useRecordings.getState().other!, link } }),
+      () => {},
+    );
     await digestCompare(generation);
   },
   async openRanks(files) {
@@ -86,7 +106,7 @@ export const useRecordings = create<RecordingsState>()((set) => ({
     await digestRanks(generation);
   },
   closeCompare() {
-    set({ other: null, self: null });
+    set({ other: null, self: null, wanted: null });
   },
   closeRanks() {
     set({ ranks: null });
@@ -104,8 +124,8 @@ async function digestCompare(gen: number): Promise<void> {
         (e) => gen === generation && useRecordings.setState({ other: { ...useRecordings.getState().other!, error: `${useSession.getState().summary?.source}: ${message(e)}` } }),
       ),
       digestFile(other.file, conf).then(
-        (digest) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...other, digest, error: null } }),
-        (e) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...other, digest: null, error: `${other.file.name}: ${message(e)}` } }),
+        (digest) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...useRecordings.getState().other!, digest, error: null } }),
+        (e) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...useRecordings.getState().other!, digest: null, error: `${other.file.name}: ${message(e)}` } }),
       ),
     ]),
   );

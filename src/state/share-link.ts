@@ -8,6 +8,7 @@ import { insertedCallsOf } from '../worker/replay-settings';
 import { sha256Hex } from '../lib/sha256';
 import { awaitFile, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
 import { launchFile } from './launch-file';
+import { useRecordings } from './recordings-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */
 const CURSOR_SYNC_MS = 500;
@@ -19,6 +20,7 @@ export function linkState(): LinkState | null {
   if (!s.sourceLink || !s.summary) return null;
   const atEnd = s.cursor >= s.summary.requests - 1;
   const compare = useCompare.getState().confs;
+  const compareWith = useRecordings.getState().other?.link ?? useRecordings.getState().wanted;
   return {
     v: 1,
     source: s.sourceLink,
@@ -31,6 +33,7 @@ export function linkState(): LinkState | null {
     ...(s.look.pinned !== null ? { pinned: s.look.pinned } : {}),
     ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels } : {}),
     ...(compare ? { compare } : {}),
+    ...(compareWith ? { compareWith } : {}),
   };
 }
 
@@ -71,10 +74,27 @@ async function apply(state: LinkState): Promise<void> {
   openComparison(state);
 }
 
-/** The link's comparison (after its source began to open, so that it compares that source). */
+/** The link's comparisons (after its source opened, so that they compare that source): of configs,
+ * and with another snapshot (which, too large for the link, the page asks for). */
 function openComparison(state: LinkState): void {
   if (state.compare) useCompare.getState().open(state.compare);
   else useCompare.getState().close();
+  const other = state.compareWith;
+  const recordings = useRecordings.getState();
+  if (!other) {
+    if (recordings.other || recordings.wanted) recordings.closeCompare();
+  } else if (other.data !== undefined) {
+    const bytes = fromBase64Url(other.data);
+    // The source stays open: only the comparison is left out, and said.
+    if (sha256Hex(bytes) !== other.sha256) {
+      recordings.closeCompare();
+      useSession.setState({ error: `The snapshot this link compares with (${other.name}) does not match its hash: the link was altered, and the comparison is left out.` });
+    }
+    else if (recordings.other?.link?.sha256 !== other.sha256) void recordings.compareWith(new File([bytes as Uint8Array<ArrayBuffer>], other.name));
+  } else if (recordings.other?.link?.sha256 !== other.sha256) {
+    recordings.closeCompare();
+    useRecordings.setState({ wanted: other });
+  }
 }
 
 function openDefault(): void {
@@ -172,6 +192,9 @@ export function installShareLink(): void {
   });
   useCompare.subscribe((c, before) => {
     if (c.confs !== before.confs) onChange();
+  });
+  useRecordings.subscribe((r, before) => {
+    if (r.other?.link !== before.other?.link || r.wanted !== before.wanted || (r.other === null) !== (before.other === null)) onChange();
   });
   window.addEventListener('popstate', () => void openFromUrl());
 }

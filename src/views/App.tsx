@@ -6,7 +6,7 @@ import { installSweep } from '../state/sweep-store';
 import { installGuide } from '../state/guide-store';
 import { installStacks } from '../state/stack-store';
 import { installSearch } from '../state/search-store';
-import { installRecordings } from '../state/recordings-store';
+import { installRecordings, useRecordings } from '../state/recordings-store';
 import { useCompare } from '../state/compare-store';
 import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
@@ -67,8 +67,13 @@ export function App() {
       onDrop={(e) => {
         e.preventDefault();
         setDragging(false);
-        const file = e.dataTransfer.files[0];
-        if (file) void openFile(file);
+        // One file opens; several are a job's ranks, set side by side.
+        const files = [...e.dataTransfer.files];
+        if (files.length === 1) void openFile(files[0]!);
+        else if (files.length > 1) {
+          useSession.getState().setPanelOpen('recordings', true);
+          void useRecordings.getState().openRanks(files);
+        }
       }}
     >
       <header className="top">

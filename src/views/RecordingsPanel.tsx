@@ -174,8 +174,8 @@ function RankTable({ rows, conf }: { rows: RankRow[]; conf: string | null }) {
 
 export function RecordingsPanel() {
   const panel = usePanel('recordings');
-  const { other, self, ranks, busy, compareWith, openRanks, closeCompare, closeRanks } = useRecordings(
-    useShallow((s) => ({ other: s.other, self: s.self, ranks: s.ranks, busy: s.busy, compareWith: s.compareWith, openRanks: s.openRanks, closeCompare: s.closeCompare, closeRanks: s.closeRanks })),
+  const { other, wanted, self, ranks, busy, compareWith, openRanks, closeCompare, closeRanks } = useRecordings(
+    useShallow((s) => ({ other: s.other, wanted: s.wanted, self: s.self, ranks: s.ranks, busy: s.busy, compareWith: s.compareWith, openRanks: s.openRanks, closeCompare: s.closeCompare, closeRanks: s.closeRanks })),
   );
   const { conf, sourceKind, source } = useSession(useShallow((s) => ({ conf: s.settings.conf, sourceKind: s.summary?.sourceKind, source: s.summary?.source })));
   const compareId = useId();
@@ -229,6 +229,11 @@ export function RecordingsPanel() {
             </label>
             {busy && <span className="hint">replaying…</span>}
           </div>
+          {wanted && !other && (
+            <p className="note">
+              This link compares {source} with {wanted.name}, which is too large to travel in a link: choose that file with “Compare {source} with another snapshot…” to see the comparison.
+            </p>
+          )}
           {other && (
             <section aria-label="Two recordings">
               <header className="recordings-head">

@@ -5,6 +5,8 @@ import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { formatSize } from '../../src/allocator/format-size';
 import { openPage, SHOTS as shots } from './open-page';
+import { decodeLink, encodeLink } from '../../src/state/link-codec';
+import type { LinkState } from '../../src/state/link-schema';
 
 const session = openPage();
 const JOB = 'tests/fixtures/job';
@@ -34,6 +36,27 @@ test('two snapshots compared: their peaks as the CLI reports them, both timeline
   expect(await diffs.first().locator('td').last().textContent()).toMatch(/^\+/);
   expect(await session.page.locator('.recordings-chart path.rc-allocated').count()).toBe(2);
   await session.page.locator('.recordings').screenshot({ path: `${shots}/recordings-compare.png` });
+  // The share link carries the comparison (both files are small: they travel inside it).
+  await expect.poll(() => session.page.evaluate<string>('window.splitscope.link()')).toMatch(/#v1=/);
+  await ready();
+  await new Promise((r) => setTimeout(r, 700)); // the address bar follows within 500 ms
+  const link = await session.page.evaluate<string>('window.splitscope.link()');
+  const again = await session.page.context().browser()!.newPage({ viewport: { width: 1280, height: 720 } });
+  await again.goto(link);
+  await again.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('rank_0.pickle.gz')`);
+  await again.evaluate('window.splitscope.ready()');
+  const table2 = again.getByRole('table', { name: 'Two recordings compared' });
+  await expect.poll(() => table2.locator('td[data-figure="peak reserved"]').allTextContents(), { timeout: 30_000 }).toEqual(await cells('peak reserved'));
+  // A link whose compared snapshot was altered: the source opens, the comparison is left out, and said.
+  const state = decodeLink(new URL(link).hash)!;
+  const data = state.compareWith!.data!;
+  const tampered = { ...state, compareWith: { ...state.compareWith!, data: data.slice(0, 100) + (data[100] === 'A' ? 'B' : 'A') + data.slice(101) } };
+  await again.goto(link.split('#')[0] + encodeLink(tampered as LinkState));
+  await again.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('rank_0.pickle.gz')`);
+  await again.evaluate('window.splitscope.ready()');
+  await expect.poll(() => again.locator('.banner[role=alert]').textContent()).toMatch(/compares with \(rank_1\.pickle\.gz\) does not match its hash/);
+  expect(await again.getByRole('table', { name: 'Two recordings compared' }).count()).toBe(0);
+  await again.close();
   await session.page.locator('.recordings-head').getByRole('button', { name: 'close' }).click();
 });
 
@@ -65,4 +88,19 @@ test('a rank set: one row per rank, in rank order, equal to the CLI; the what-if
   await field.fill('');
   await field.press('Enter');
   await ready();
+});
+
+test('several files dropped on the page together are a rank set', async () => {
+  const names = ['rank_1.pickle.gz', 'rank_0.pickle.gz', 'rank_2.pickle.gz'];
+  const files = names.map((n) => ({ name: n, data: readFileSync(`${JOB}/${n}`).toString('base64') }));
+  const transfer = await session.page.evaluateHandle((fs: { name: string; data: string }[]) => {
+    const dt = new DataTransfer();
+    for (const f of fs) dt.items.add(new File([Uint8Array.from(atob(f.data), (c) => c.charCodeAt(0))], f.name));
+    return dt;
+  }, files);
+  await session.page.dispatchEvent('.app', 'drop', { dataTransfer: transfer });
+  await ready();
+  const rows = session.page.getByRole('table', { name: 'Ranks of one job' }).locator('tbody tr');
+  expect(await rows.locator('th').allTextContents()).toEqual(['rank_0.pickle.gz', 'rank_1.pickle.gz', 'rank_2.pickle.gz']);
+  expect(await rows.nth(0).locator('td[data-figure="peak reserved"]').textContent()).toBe(formatSize(cli('rank_0.pickle.gz')['reserved_bytes.all.peak']!));
 });
