@@ -110,6 +110,13 @@ function CompareRecordings({ self, other }: { self: RecordingDigest; other: Reco
   );
 }
 
+/** A what-if against the recording: fewer OOMs first, then less peak reserved (as the tuning guide ranks). */
+function verdict(recorded: RunFigures, whatIf: RunFigures): 'helps' | 'hurts' | 'same' {
+  if (whatIf.ooms !== recorded.ooms) return whatIf.ooms < recorded.ooms ? 'helps' : 'hurts';
+  if (whatIf.peakReserved === recorded.peakReserved) return 'same';
+  return whatIf.peakReserved < recorded.peakReserved ? 'helps' : 'hurts';
+}
+
 function RankTable({ rows, conf }: { rows: RankRow[]; conf: string | null }) {
   const openFile = useSession((s) => s.openFile);
   const asked = rows.find((r) => r.digest?.whatIf)?.digest?.whatIf?.conf;
@@ -154,7 +161,7 @@ function RankTable({ rows, conf }: { rows: RankRow[]; conf: string | null }) {
                     {w ? (
                       <>
                         {formatSize(w.peakReserved)} <span className="delta">{signed(w.peakReserved - d.recorded.peakReserved, true)}</span>
-                        {w.ooms > 0 && <span className="has-oom">, {w.ooms} OOM{w.ooms === 1 ? '' : 's'}</span>}
+                        {w.ooms > 0 && <span className="has-oom">, {w.ooms} OOM{w.ooms === 1 ? '' : 's'}</span>} <b className={`verdict-${verdict(d.recorded, w)}`}>{verdict(d.recorded, w)}</b>
                       </>
                     ) : conf !== null ? (
                       'as recorded'
