@@ -45,7 +45,7 @@ function nodeSites(conf?: string) {
       sites.set(label, site);
     }
   }
-  return { peak, sites: [...sites].sort((a, b) => b[1].bytes - a[1].bytes || a[0].localeCompare(b[0])) };
+  return { peak, sites: [...sites].sort((a, b) => b[1].bytes - a[1].bytes || (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0)) };
 }
 
 test('at the peak, the stack view lists the top site and bytes a Node computation over the snapshot finds', async () => {

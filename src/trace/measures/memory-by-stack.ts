@@ -4,6 +4,7 @@
 import type { Frame } from '../snapshot/snapshot';
 import { frameLabel, isNoiseFrame } from './frame-filter';
 import { BlockState, type MemoryLayout } from './memory-layout';
+import { byCodePoint } from '../../lib/by-code-point';
 
 /** An allocation's stack (frames innermost first, as PyTorch records them), or why there is none. */
 export type StackOf = (id: number) => readonly Frame[] | string;
@@ -89,7 +90,7 @@ export function memoryByStack(layout: MemoryLayout, stackOf: StackOf): StackTree
     site.count += g.ids.length;
     site.largest = Math.max(site.largest, ...g.sizes);
   }
-  return { ...flatten(root), sites: [...sites.values()].sort((a, b) => b.bytes - a.bytes || a.label.localeCompare(b.label)) };
+  return { ...flatten(root), sites: [...sites.values()].sort((a, b) => b.bytes - a.bytes || byCodePoint(a.label, b.label)) };
 }
 
 function flatten(root: TrieNode): Omit<StackTree, 'sites'> {
@@ -97,7 +98,7 @@ function flatten(root: TrieNode): Omit<StackTree, 'sites'> {
   const endOf: number[] = [];
   const visit = (node: TrieNode, parent: number, depth: number): void => {
     const k = nodes.push({ node, parent, depth }) - 1;
-    const children = [...node.children.values()].sort((a, b) => b.bytes - a.bytes || a.label.localeCompare(b.label));
+    const children = [...node.children.values()].sort((a, b) => b.bytes - a.bytes || byCodePoint(a.label, b.label));
     for (const c of children) visit(c, k, depth + 1);
     endOf[k] = nodes.length;
   };

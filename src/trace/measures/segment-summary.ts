@@ -3,6 +3,7 @@
 // its pages drawn as characters, then the totals), re-implemented to print the same text; and the
 // segments grouped by pool and stream, and the free blocks by size, which it does not print.
 import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
+import { byCodePoint } from '../../lib/by-code-point';
 
 const PAGE = 20 * 2 ** 20;
 
@@ -137,7 +138,7 @@ export function segmentsByPool(snapshot: Snapshot): PoolStreamRow[] {
       }
     }
   }
-  return [...rows.values()].sort((a, b) => a.device - b.device || Number(a.pool !== 'default') - Number(b.pool !== 'default') || a.pool.localeCompare(b.pool) || a.stream - b.stream || Number(a.small) - Number(b.small));
+  return [...rows.values()].sort((a, b) => a.device - b.device || Number(a.pool !== 'default') - Number(b.pool !== 'default') || byCodePoint(a.pool, b.pool) || a.stream - b.stream || Number(a.small) - Number(b.small));
 }
 
 /** Free blocks by size class: what a request of each size could find cached. */

@@ -10,6 +10,7 @@ import type { RequestStream } from '../stream/request-stream';
 import { requestStreamFromSnapshot, requestStreamFromTrace } from '../stream/request-stream-from-trace';
 import type { Snapshot } from '../snapshot/snapshot';
 import type { TraceColumns } from '../snapshot/trace-columns';
+import { grouped } from '../../lib/grouped';
 
 export interface SnapshotReplayOptions extends InsertedCalls {
   /** A whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one; keys it omits take defaults. */
@@ -136,13 +137,13 @@ export function oomVerdict(stream: RequestStream, result: ReplayResult): string[
   const first = result.ooms[0];
   if (!first) {
     return [
-      `No OOM through the last recorded request: the recording's OOM was at request ${at.toLocaleString('en-US')}` +
+      `No OOM through the last recorded request: the recording's OOM was at request ${grouped(at)}` +
         (endsThere ? ', and what the program did after it was never recorded.' : '.'),
     ];
   }
-  if (first.request === at && result.ooms.length === recorded.length) return [`The OOM comes at request ${at.toLocaleString('en-US')}, as recorded.`];
+  if (first.request === at && result.ooms.length === recorded.length) return [`The OOM comes at request ${grouped(at)}, as recorded.`];
   return [
-    `The first OOM comes at request ${first.request.toLocaleString('en-US')} (the recording's ${recorded.length > 1 ? 'first ' : ''}was at request ${recorded[0]!.toLocaleString('en-US')}).`,
+    `The first OOM comes at request ${grouped(first.request)} (the recording's ${recorded.length > 1 ? 'first ' : ''}was at request ${grouped(recorded[0]!)}).`,
   ];
 }
 

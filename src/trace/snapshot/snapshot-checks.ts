@@ -7,6 +7,7 @@ import { FastPathUnusable } from '../pickle/pickle-fast-path';
 import { UNKNOWN_LINE, type AllocatorSettings, type SnapshotBlockState, type Snapshot, type SnapshotSegment, type TraceEntry } from './snapshot';
 import { sliceColumns, TraceColumnsBuilder, type TraceColumns } from './trace-columns';
 import type { RowRun, TraceRows } from './trace-rows';
+import { grouped } from '../../lib/grouped';
 
 export const NOT_A_SNAPSHOT =
   'This is not a PyTorch memory snapshot: expected a pickle from ' +
@@ -420,11 +421,11 @@ function checkSegmentsApart(segments: readonly SnapshotSegment[]): void {
 function notesOf(notes: CheckNotes): string[] {
   const out: string[] = [];
   if (notes.skipped.size > 0) {
-    const list = [...notes.skipped].map(([action, n]) => `${n.toLocaleString('en-US')} '${action}'`).join(', ');
+    const list = [...notes.skipped].map(([action, n]) => `${grouped(n)} '${action}'`).join(', ');
     out.push(`The trace has entries of actions this splitscope does not know (${list}), probably from a newer PyTorch: they were left out; the allocator's own events are all there.`);
   }
   if (notes.unknownLines > 0) {
-    out.push(`${notes.unknownLines.toLocaleString('en-US')} stack frames have no line number (PyTorch writes 2^64 - 1 for frames it cannot place, as in torch.compile's generated code): they show as "line unknown".`);
+    out.push(`${grouped(notes.unknownLines)} stack frames have no line number (PyTorch writes 2^64 - 1 for frames it cannot place, as in torch.compile's generated code): they show as "line unknown".`);
   }
   return out;
 }

@@ -6,6 +6,7 @@ import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { formatSize } from '../../allocator/format-size';
 import { segmentSizeFor } from '../../allocator/sizes';
+import { grouped } from '../../lib/grouped';
 
 export interface RecordedCap {
   /** 'fraction': set_per_process_memory_fraction (the device had room); 'device': the GPU was full. */
@@ -105,7 +106,7 @@ export function capNote(cap: RecordedCap, used: boolean): string {
   const source = cap.from === 'oom' ? 'the recorded OOM' : 'the cudaMalloc calls that failed and were retried';
   return (
     `${what}: inferred from ${source}, the cap was between ${formatSize(cap.lo)} and ${formatSize(cap.hi)} ` +
-    `(${cap.lo.toLocaleString('en-US')} and ${cap.hi.toLocaleString('en-US')} bytes). ` +
+    `(${grouped(cap.lo)} and ${grouped(cap.hi)} bytes). ` +
     (used ? `Replayed with ${formatSize(cap.bytes)}; give a capacity to replay under another.` : `Give it as the capacity (e.g. ${formatSize(cap.bytes)}) for an exact replay.`)
   );
 }

@@ -12,6 +12,7 @@ import { PoolInference, type Incarnation } from './pool-inference';
 import { RequestStreamBuilder, type InitialBlock, type InitialSegment, type RequestStream } from './request-stream';
 import { CapEvidence } from './recorded-cap';
 import { inferInitialBlockSizes, initialMappings } from './window-start';
+import { grouped } from '../../lib/grouped';
 
 export interface TraceStreamOptions {
   device?: number;
@@ -247,7 +248,7 @@ export function requestStreamFromTrace(
   Object.assign(stream, recordedCalls(calls, (x) => (withPools ? x.pool : 0)));
   if (deferred > 0) {
     notes.push(
-      `${deferred.toLocaleString('en-US')} frees were deferred by record_stream (the block was still in use on another stream); ` +
+      `${grouped(deferred)} frees were deferred by record_stream (the block was still in use on another stream); ` +
         'each completes where the recording completed it.',
     );
   }

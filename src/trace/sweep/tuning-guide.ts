@@ -7,6 +7,7 @@ import { MiB, ROUNDUP_POWER2_INTERVALS } from '../../allocator/constants';
 import { formatSize } from '../../allocator/format-size';
 import { churn, compareRuns } from './rank-runs';
 import type { SweepRow } from './sweep';
+import { grouped } from '../../lib/grouped';
 
 export type CandidateKind = 'expandable' | 'max_split' | 'roundup' | 'gc';
 
@@ -68,7 +69,7 @@ function figuresOf(row: SweepRow, current: SweepRow): string {
   const ooms = row.num_ooms === current.num_ooms ? `${row.num_ooms} OOMs (as now)` : `${row.num_ooms} OOMs (now ${current.num_ooms})`;
   return (
     `peak reserved ${formatSize(peak(row))} (${signed(peak(row) - peak(current))}), ${ooms}, ` +
-    `${churn(row).toLocaleString('en-US')} cudaMalloc/cudaFree or map/unmap calls (now ${churn(current).toLocaleString('en-US')})`
+    `${grouped(churn(row))} cudaMalloc/cudaFree or map/unmap calls (now ${grouped(churn(current))})`
   );
 }
 
@@ -89,7 +90,7 @@ function whyOf(kind: CandidateKind, row: SweepRow, current: SweepRow, facts: Run
       );
     case 'roundup':
       return (
-        `The run asks for ${facts.distinctSizes.toLocaleString('en-US')} distinct sizes; rounding them up to 4 steps per power of ` +
+        `The run asks for ${grouped(facts.distinctSizes)} distinct sizes; rounding them up to 4 steps per power of ` +
         'two makes a freed block fit the next, slightly different request, at the cost of some padding.'
       );
     case 'gc':

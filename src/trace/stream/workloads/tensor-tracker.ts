@@ -5,6 +5,7 @@
 import { formatSize } from '../../../allocator/format-size';
 import { RequestStreamBuilder, type RequestStream } from '../request-stream';
 import { WorkloadParamError } from './workload-param-error';
+import { grouped } from '../../../lib/grouped';
 
 /** Beyond this a stream's columns and its replay outgrow what a browser tab should hold (~40 bytes a request each). */
 export const MAX_REQUESTS = 4_000_000;
@@ -57,7 +58,7 @@ export class TensorTracker {
   private checkLimit(): void {
     if (this.builder.length < this.limit) return;
     throw new WorkloadParamError(
-      `These parameters make more than ${this.limit.toLocaleString('en-US')} requests; lower "${this.limitKey}" ` +
+      `These parameters make more than ${grouped(this.limit)} requests; lower "${this.limitKey}" ` +
         `(or the sizes that multiply it) to stay under that.`,
       this.limitKey,
     );
