@@ -87,6 +87,8 @@ export async function stacksIdle(): Promise<void> {
 }
 
 const isOpen = (): boolean => useSession.getState().look.panels.includes('stacks');
+const PLAYING_MS = 250;
+let playTimer: ReturnType<typeof setTimeout> | null = null;
 
 /** Follows the view while the stack panel is open: a new cursor or replay, a new tree; a new replay or
  * source, a new series (a what-if's OOMs change which allocs exist); a new source drops the selection. */
@@ -95,7 +97,12 @@ export function installStacks(): void {
     if (s.sourceId !== prev.sourceId) useStacks.setState({ tree: null, at: null, selection: null, series: null, selectedIds: null, error: null });
     const opened = s.look.panels.includes('stacks') && !prev.look.panels.includes('stacks');
     if (!isOpen() || !s.view) return;
-    if (opened || s.view !== prev.view) requestTree();
+    // While playing, a tree at most every PLAYING_MS (each takes the replay worker from the seeks that
+    // play); the last view's comes once the cursor rests.
+    if (opened || s.view !== prev.view) {
+      if (!s.playing || opened) requestTree();
+      else if (playTimer === null) playTimer = setTimeout(() => ((playTimer = null), requestTree()), PLAYING_MS);
+    }
     if ((opened || s.summary !== prev.summary) && useStacks.getState().selection) requestSeries();
   });
 }
