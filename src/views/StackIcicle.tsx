@@ -85,7 +85,7 @@ export function StackIcicle({ tree, focus, onFocus }: StackIcicleProps) {
             return (
               <g
                 key={b.k}
-                className={`icicle-bar${b.ancestor ? ' ancestor' : ''}${selected ? ' selected' : ''}`}
+                className={`icicle-bar${b.k === 0 ? ' root' : ''}${b.ancestor ? ' ancestor' : ''}${selected ? ' selected' : ''}`}
                 transform={`translate(${b.x},${b.y})`}
                 role="treeitem"
                 aria-selected={selected}
