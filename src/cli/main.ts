@@ -127,10 +127,7 @@ function main(argv: string[]): number | Promise<number> {
   // Only --out needs the times and stack frames; a replay needs the columns alone.
   const { snapshot, traces } = loadForReplay(file, values.out !== undefined);
   const d = Number(device ?? 0);
-  // A snapshot without history (segments only) still shows its moment: only a device it lacks is a mistake.
-  if (!traces[d]?.length && !snapshot.device_traces[d]?.length && !snapshot.segments.some((s) => (s.device ?? 0) === d) && d > 0) {
-    throw new UsageError(`${file} has no trace for device ${d}, nor segments (it has ${Math.max(traces.length, snapshot.device_traces.length)} device trace(s))`);
-  }
+  requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
     statsOnly: !values.out,
@@ -181,6 +178,7 @@ function stats(file: string, deviceArg: string | undefined, conf: string | undef
   if (!/^\d+$/.test(device)) throw new UsageError(`--device takes a device index, not '${deviceArg}'`);
   const { snapshot, traces } = loadForReplay(file);
   const d = Number(device);
+  requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
     statsOnly: true,
@@ -272,6 +270,13 @@ async function open(file: string, portArg: string | undefined, hostArg: string |
 function table(header: string[], lines: string[][]): string {
   const widths = header.map((h, i) => Math.max(h.length, ...lines.map((l) => l[i]!.length)));
   return [header, ...lines].map((l) => '  ' + l.map((c, i) => (i === 0 ? c.padEnd(widths[i]!) : c.padStart(widths[i]!))).join('  ')).join('\n');
+}
+
+/** A snapshot without history (segments only) still shows its moment: only a device it lacks is a mistake. */
+function requireDevice(file: string, { snapshot, traces }: SnapshotForReplay, d: number): void {
+  if (d > 0 && !traces[d]?.length && !snapshot.device_traces[d]?.length && !snapshot.segments.some((s) => (s.device ?? 0) === d)) {
+    throw new UsageError(`${file} has no trace for device ${d}, nor segments (it has ${Math.max(traces.length, snapshot.device_traces.length)} device trace(s))`);
+  }
 }
 
 /** A snapshot without allocation history has one moment and no requests: a sweep has nothing to vary. */

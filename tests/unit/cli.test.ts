@@ -166,6 +166,7 @@ describe('splitscope stats', () => {
   test('bad input: a clear line and a non-zero exit', () => {
     expect(cli('stats', 'tests/fixtures/nope.pickle')).toMatchObject({ code: 2, err: expect.stringMatching(/cannot read tests\/fixtures\/nope\.pickle: ENOENT/) });
     expect(cli('stats', FIXTURE, '--device', 'x')).toMatchObject({ code: 2, err: expect.stringMatching(/--device takes a device index/) });
+    expect(cli('stats', FIXTURE, '--device', '3')).toMatchObject({ code: 2, err: expect.stringMatching(/has no trace for device 3, nor segments/) });
     const bad = join(tmp, 'bad.pickle');
     writeFileSync(bad, 'not a snapshot');
     const r = cli('stats', bad);
