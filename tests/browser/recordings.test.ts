@@ -109,3 +109,22 @@ test('several files dropped on the page together are a rank set', async () => {
   expect(await rows.locator('th').allTextContents()).toEqual(['rank_0.pickle.gz', 'rank_1.pickle.gz', 'rank_2.pickle.gz']);
   expect(await rows.nth(0).locator('td[data-figure="peak reserved"]').textContent()).toBe(formatSize(cli('rank_0.pickle.gz')['reserved_bytes.all.peak']!));
 });
+
+test('a bad file beside the source, or in a rank set, is named with its problem; the rest stays', async () => {
+  const junk = { name: 'junk.pickle', mimeType: 'application/octet-stream', buffer: Buffer.from('not a snapshot at all') };
+  await session.page.setInputFiles('header input[type=file]', file('rank_0.pickle.gz'));
+  await session.page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('rank_0.pickle.gz')`);
+  await ready();
+  await session.page.locator('.recordings-actions input[type=file]').first().setInputFiles(junk);
+  await ready();
+  await expect.poll(() => session.page.locator('.recordings .error').first().textContent()).toMatch(/^junk\.pickle: This is not a PyTorch memory snapshot/);
+  expect(await session.page.locator('.source-line').textContent()).toContain('rank_0.pickle.gz');
+  await session.page.getByRole('region', { name: 'Two recordings' }).getByRole('button', { name: 'close' }).click();
+  await session.page.locator('.recordings-actions input[type=file]').nth(1).setInputFiles([file('rank_1.pickle.gz'), junk]);
+  await ready();
+  const rows = session.page.getByRole('table', { name: 'Ranks of one job' }).locator('tbody tr');
+  expect(await rows.locator('th').allTextContents()).toEqual(['junk.pickle', 'rank_1.pickle.gz']);
+  expect(await rows.nth(0).locator('td.error').textContent()).toMatch(/not a PyTorch memory snapshot/);
+  expect(await rows.nth(1).locator('td[data-figure="peak reserved"]').textContent()).toBe(formatSize(cli('rank_1.pickle.gz')['reserved_bytes.all.peak']!));
+  expect(session.errors).toEqual([]);
+});
