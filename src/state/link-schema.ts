@@ -59,6 +59,10 @@ const linkStateV1 = replaySettingsSchema.extend({
   compare: z.array(z.string().max(2000)).min(2).max(4).optional(),
   /** Another snapshot compared with the source (Other recordings). */
   compareWith: linkFileSchema.optional(),
+  /** The search box's query. */
+  find: z.string().max(500).optional(),
+  /** The stack view's selection: a frame (its path from the root) or an allocation site. */
+  stack: z.union([z.object({ path: z.array(z.string().max(2000)).max(500) }), z.object({ site: z.string().max(2000) })]).optional(),
 });
 
 /** The state links are written in. */

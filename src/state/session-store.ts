@@ -225,6 +225,8 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
     if (!opened) useSession.setState({ progress: fraction });
   });
   let link: LinkSource | null = null;
+  /** What the awaited file's link does once the file is open (its search and stack selection). */
+  let whenOpened: (() => void) | undefined;
   // Bytes are moved to the worker, so hashed first (they are small: an embedded file, the sample).
   const bytesHash = data instanceof Blob ? null : sha256Hex(new Uint8Array(data));
   const id = await openSource(
@@ -238,6 +240,7 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
           link = linkOf(sha256);
           if (!at && awaitedFile?.sha256 === sha256) {
             at = awaitedFile.at;
+            whenOpened = awaitedFile.opened;
             awaitedFile = null;
           }
         }
@@ -250,6 +253,7 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
     () => link,
     () => at,
   );
+  if (id !== null) whenOpened?.();
   if (id === null || link) return;
   // A File: the view first, then its hash (in the hash worker, once the view is drawn: ~130 MB/s,
   // which would take a core from the parse), then the link (unless another source came meanwhile).
@@ -273,11 +277,12 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
   hashing = done;
 }
 
-/** A share link named a file it could not carry: when a file with this hash opens, it opens so. */
-let awaitedFile: { sha256: string; at: OpenAt } | null = null;
+/** A share link named a file it could not carry: when a file with this hash opens, it opens so, and
+ * `opened` runs once it is open. */
+let awaitedFile: { sha256: string; at: OpenAt; opened?: () => void } | null = null;
 
-export function awaitFile(sha256: string, at: OpenAt): void {
-  awaitedFile = { sha256, at };
+export function awaitFile(sha256: string, at: OpenAt, opened?: () => void): void {
+  awaitedFile = { sha256, at, ...(opened ? { opened } : {}) };
 }
 
 /** A file's link: its name and hash, and the file itself when small enough to travel in the link

@@ -6,9 +6,11 @@ import { DEFAULT_LOOK, type LinkSource, type LinkState } from './link-schema';
 import { LinkError } from './link-error';
 import { insertedCallsOf } from '../worker/replay-settings';
 import { sha256Hex } from '../lib/sha256';
-import { awaitFile, DEFAULT_WORKLOAD, useSession, type OpenAt } from './session-store';
+import { awaitFile, DEFAULT_WORKLOAD, useSession, whenIdle, type OpenAt } from './session-store';
 import { launchFile } from './launch-file';
 import { useRecordings } from './recordings-store';
+import { useSearch } from './search-store';
+import { useStacks } from './stack-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows at most this often. */
 const CURSOR_SYNC_MS = 500;
@@ -21,6 +23,9 @@ export function linkState(): LinkState | null {
   const atEnd = s.cursor >= s.summary.requests - 1;
   const compare = useCompare.getState().confs;
   const compareWith = useRecordings.getState().other?.link ?? useRecordings.getState().wanted;
+  const find = useSearch.getState().query ? useSearch.getState().input : '';
+  const selected = useStacks.getState().selection;
+  const stack = selected && ('site' in selected ? { site: selected.site } : { path: [...selected.path] });
   return {
     v: 1,
     source: s.sourceLink,
@@ -34,6 +39,8 @@ export function linkState(): LinkState | null {
     ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels } : {}),
     ...(compare ? { compare } : {}),
     ...(compareWith ? { compareWith } : {}),
+    ...(find ? { find } : {}),
+    ...(stack ? { stack } : {}),
   };
 }
 
@@ -67,11 +74,20 @@ async function apply(state: LinkState): Promise<void> {
     if (sha256Hex(bytes) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
     await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);
   } else {
-    awaitFile(source.sha256, at);
+    awaitFile(source.sha256, at, () => void openSelections(state));
     openComparison(state);
     throw new LinkError(`This link shows ${source.name}, which is too large to travel in a link: open that file (Open snapshot…) to see the view.`);
   }
   openComparison(state);
+  void openSelections(state);
+}
+
+/** The link's search and stack selection, once its source is open and replayed. */
+async function openSelections(state: LinkState): Promise<void> {
+  await whenIdle();
+  if (state.find) await useSearch.getState().search(state.find);
+  else if (useSearch.getState().query) useSearch.getState().clear();
+  useStacks.getState().select(state.stack ?? null);
 }
 
 /** The link's comparisons (after its source opened, so that they compare that source): of configs,
@@ -119,7 +135,7 @@ async function openFromUrl(): Promise<void> {
     // link names it (a report reloaded after a change), else under the report's config.
     const launched = await launchFile();
     if (launched && (!state || (state.source.kind === 'file' && state.source.data === undefined))) {
-      if (state?.source.kind === 'file') awaitFile(state.source.sha256, openAtOf(state));
+      if (state?.source.kind === 'file') awaitFile(state.source.sha256, openAtOf(state), () => void openSelections(state));
       const at = !state && launched.conf !== null ? { settings: { conf: launched.conf, capacityBytes: null }, cursor: null } : undefined;
       await useSession.getState().openFile(launched.file, at);
       return;
@@ -192,6 +208,12 @@ export function installShareLink(): void {
   });
   useCompare.subscribe((c, before) => {
     if (c.confs !== before.confs) onChange();
+  });
+  useSearch.subscribe((q, before) => {
+    if (q.query !== before.query || q.input !== before.input) onChange();
+  });
+  useStacks.subscribe((t, before) => {
+    if (t.selection !== before.selection) onChange();
   });
   useRecordings.subscribe((r, before) => {
     if (r.other?.link !== before.other?.link || r.wanted !== before.wanted || (r.other === null) !== (before.other === null)) onChange();

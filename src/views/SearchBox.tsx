@@ -20,10 +20,8 @@ export function SearchBox({ marked }: { marked: number | null }) {
   );
   const [text, setText] = useState(input);
   const id = useId();
-  // A cleared search (a new source) empties the box too.
-  useEffect(() => {
-    if (input === '') setText('');
-  }, [input]);
+  // The box shows what was last searched, wherever it came from (a link, a cleared search).
+  useEffect(() => setText(input), [input]);
   return (
     <div className="search" role="search">
       <label htmlFor={id}>find</label>

@@ -111,3 +111,32 @@ test('under a what-if config the view shows what holds the memory in that replay
   await field.press('Enter');
   await ready();
 });
+
+test('a link keeps the stack selection and the search: the file it names opens with both', async () => {
+  await session.page.getByRole('button', { name: /Go to the peak/ }).click();
+  await ready();
+  const site = (await stacks()).sites[1]!;
+  await session.page.evaluate(`window.splitscope.selectStack(${JSON.stringify({ site: site.label })})`);
+  const box = session.page.getByRole('searchbox');
+  await box.fill('>64MiB');
+  await box.press('Enter');
+  await ready();
+  const found = await session.page.evaluate<{ requests: number[] | null }>('window.splitscope.search()');
+  await new Promise((r) => setTimeout(r, 700)); // the address bar follows within 500 ms
+  const link = await session.page.evaluate<string>('window.splitscope.link()');
+  const again = await session.page.context().browser()!.newPage({ viewport: { width: 1280, height: 720 } });
+  await again.goto(link);
+  // The file is too large to travel in the link: the page asks for it, then opens as the link says.
+  await again.waitForFunction(`'splitscope' in window`);
+  await again.setInputFiles('header input[type=file]', { name: 'train_gpt2-n12__default.pickle.gz', mimeType: 'application/gzip', buffer: readFileSync(FILE) });
+  await again.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('train_gpt2-n12__default')`);
+  await again.evaluate('window.splitscope.ready()');
+  await expect.poll(() => again.evaluate<Stacks>('window.splitscope.stacks()').then((s) => s.selected), { timeout: 30_000 }).toBe(site.count);
+  expect((await again.evaluate<{ requests: number[] | null }>('window.splitscope.search()')).requests).toEqual(found.requests);
+  expect(await again.getByRole('searchbox').inputValue()).toBe('>64MiB');
+  await again.close();
+  await box.fill('');
+  await box.press('Escape');
+  await session.page.getByRole('button', { name: 'clear' }).click();
+  await ready();
+});
