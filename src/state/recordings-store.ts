@@ -11,7 +11,7 @@ import { sha256Hex } from '../lib/sha256';
 import { hashFile } from './hash-client';
 import { toBase64Url } from './link-codec';
 import { MAX_EMBEDDED_FILE_BYTES, type LinkFile } from './link-schema';
-import { MAX_FILE_BYTES, useSession } from './session-store';
+import { tooLargeToOpen, useSession } from './session-store';
 import { startWorker } from './workers';
 
 export interface RankRow {
@@ -40,7 +40,8 @@ const message = (e: unknown): string => (e instanceof Error ? e.message : String
 
 /** A file's digest under `conf`, in a worker of its own that ends with the answer. */
 async function digestFile(file: File, conf: string | null): Promise<RecordingDigest> {
-  if (file.size > MAX_FILE_BYTES) throw new Error(`${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).`);
+  const refused = tooLargeToOpen(file);
+  if (refused) throw new Error(refused);
   const worker = startWorker('digest');
   try {
     return await wrap<DigestApi>(worker).digest(file.name, file, conf);

@@ -16,15 +16,13 @@ interface SearchState {
   /** Text queries: the ids whose stacks match. */
   ids: ReadonlySet<number> | null;
   error: string | null;
-  /** How long the worker took, ms (benchmarks). */
-  took: number | null;
   search(input: string): Promise<void>;
   /** The cursor moves to the next (1) or previous (-1) matching request, wrapping around. */
   step(direction: 1 | -1): void;
   clear(): void;
 }
 
-const EMPTY = { input: '', query: null, requests: null, ids: null, error: null, took: null };
+const EMPTY = { input: '', query: null, requests: null, ids: null, error: null };
 
 export const useSearch = create<SearchState>()((set, get) => ({
   ...EMPTY,
@@ -34,11 +32,10 @@ export const useSearch = create<SearchState>()((set, get) => ({
       return;
     }
     const sourceId = useSession.getState().sourceId;
-    const t0 = performance.now();
     try {
       const { query, matches } = await callWorker((w) => w.search(input));
       if (useSession.getState().sourceId !== sourceId) return;
-      set({ input, query, requests: matches.requests, ids: matches.ids ? new Set(matches.ids) : null, error: null, took: performance.now() - t0 });
+      set({ input, query, requests: matches.requests, ids: matches.ids ? new Set(matches.ids) : null, error: null });
     } catch (e) {
       set({ input, error: e instanceof Error ? e.message : String(e) });
     }

@@ -31,7 +31,12 @@ export const SAMPLE_URL = `${import.meta.env.BASE_URL}samples/train_gpt2-n12.pic
 export const SAMPLE_NAME = 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)';
 export const DEFAULT_WORKLOAD = WORKLOADS[0]!.id;
 /** Files larger than this are refused before reading them into memory. */
-export const MAX_FILE_BYTES = 1.5 * 2 ** 30;
+const MAX_FILE_BYTES = 1.5 * 2 ** 30;
+
+/** Why `file` is refused before it is read (too large), or null. */
+export function tooLargeToOpen(file: File): string | null {
+  return file.size > MAX_FILE_BYTES ? `${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).` : null;
+}
 
 interface SessionState {
   busy: boolean;
@@ -376,8 +381,9 @@ export const useSession = create<SessionState>()((set, get) => ({
     // For benchmarks: the moment a file was chosen (its open ends at 'splitscope:replay-result' and the next frames).
     clearTimings();
     mark('splitscope:open-start');
-    if (file.size > MAX_FILE_BYTES) {
-      set({ error: `${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).` });
+    const refused = tooLargeToOpen(file);
+    if (refused) {
+      set({ error: refused });
       return;
     }
     // A small file travels in the share link, so the page reads it; a larger one the worker reads.

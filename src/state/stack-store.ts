@@ -10,9 +10,8 @@ import { useSession } from './session-store';
 
 interface StackState {
   tree: StackTree | null;
-  /** The request the tree is at, and the source it belongs to. */
+  /** The request the tree is at. */
   at: number | null;
-  sourceId: number | null;
   error: string | null;
   selection: StackSelection | null;
   /** Requested bytes of the selection after each request. */
@@ -42,7 +41,6 @@ function idsOf(tree: StackTree | null, selection: StackSelection | null): Readon
 export const useStacks = create<StackState>()((set, get) => ({
   tree: null,
   at: null,
-  sourceId: null,
   error: null,
   selection: null,
   series: null,
@@ -61,7 +59,7 @@ function requestTree(): void {
       const tree = await callWorker((w) => w.stacks(view.cursor));
       // A newer source replaced this one meanwhile: its tree comes next.
       if (useSession.getState().sourceId !== sourceId) return;
-      useStacks.setState({ tree, at: view.cursor, sourceId, error: null, selectedIds: idsOf(tree, useStacks.getState().selection) });
+      useStacks.setState({ tree, at: view.cursor, error: null, selectedIds: idsOf(tree, useStacks.getState().selection) });
     } catch (e) {
       useStacks.setState({ error: message(e) });
     }

@@ -2,6 +2,7 @@
 // and by allocation site (a table), in the replay the view shows (under a what-if, that replay's).
 // A frame or a site selected marks its blocks on the segment map and draws its bytes on the timeline.
 import { useMemo } from 'react';
+import { firstMaxIndex } from '../lib/first-max';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
@@ -13,13 +14,6 @@ import { StackIcicle } from './StackIcicle';
 import { usePanel } from './use-panel';
 import './stack.css';
 
-/** The first request at which allocated memory is highest. */
-export function peakAllocatedRequest(allocated: Float64Array): number {
-  let best = 0;
-  for (let i = 1; i < allocated.length; i++) if (allocated[i]! > allocated[best]!) best = i;
-  return best;
-}
-
 export function StackPanel() {
   const panel = usePanel('stacks');
   const { tree, at, error, selection, select } = useStacks(
@@ -28,7 +22,8 @@ export function StackPanel() {
   const { timeline, seek, conf, recordedConf, sourceKind } = useSession(
     useShallow((s) => ({ timeline: s.timeline, seek: s.seek, conf: s.summary?.conf, recordedConf: s.summary?.recordedConf, sourceKind: s.summary?.sourceKind })),
   );
-  const peak = useMemo(() => (timeline && timeline.allocated.length > 0 ? peakAllocatedRequest(timeline.allocated) : null), [timeline]);
+  // The first request at which allocated memory is highest.
+  const peak = useMemo(() => (timeline && timeline.allocated.length > 0 ? firstMaxIndex(timeline.allocated) : null), [timeline]);
   const focus = tree && selection && 'path' in selection ? Math.max(0, nodeAtPath(tree, selection.path)) : 0;
   const stackless = tree !== null && tree.label.length === 2 && tree.label[1] === NO_STACK;
   const whatIf = sourceKind === 'snapshot' && conf !== recordedConf;

@@ -9,7 +9,7 @@ import { decodeSnapshotForReplay } from '../trace/snapshot/snapshot-file';
 const api = {
   async digest(name: string, file: Blob, conf: string | null): Promise<RecordingDigest> {
     const { snapshot, traces } = decodeSnapshotForReplay(new Uint8Array(await file.arrayBuffer()), { details: true });
-    const d = recordingDigest(name, snapshot, traces[0], conf);
+    const d = recordingDigest(name, snapshot, traces[0] ? { trace: traces[0] } : {}, conf);
     return transfer(d, [d.allocated.buffer, d.reserved.buffer] as ArrayBuffer[]);
   },
 };

@@ -341,7 +341,9 @@ const api = {
   digest(conf: string | null): RecordingDigest {
     const s = theSource();
     if (!s.snapshot) throw new Error('A built-in workload is not a recording: open a snapshot to compare it with another.');
-    const d = recordingDigest(s.name, s.snapshot, s.traces[0], conf);
+    // Device 0's stream, as another file's digest replays; the one built for the view when it is that device's.
+    const trace = s.traces[0];
+    const d = recordingDigest(s.name, s.snapshot, { ...(trace ? { trace } : {}), ...(s.stream && s.device === 0 ? { stream: s.stream } : {}) }, conf);
     return moved(d, [d.allocated.buffer, d.reserved.buffer] as ArrayBuffer[]);
   },
 

@@ -53,11 +53,16 @@ export type StackSelection = { path: readonly string[] } | { site: string };
 export function stackMatcher(stacks: AllocationStacks, selection: StackSelection): (id: number) => boolean {
   const matches = (p: readonly string[]): boolean =>
     'site' in selection ? p[p.length - 1] === selection.site : selection.path.every((label, i) => p[i] === label);
+  return matchStacks(stacks, (stack) => matches(stackPath(stack)));
+}
+
+/** Whether an allocation's stack passes `test`, which runs once per distinct stack (a million ids share a few thousand). */
+export function matchStacks(stacks: AllocationStacks, test: (stack: readonly Frame[] | string) => boolean): (id: number) => boolean {
   const byKey = new Map<number, boolean>();
   return (id) => {
     const key = stacks.keyOf[id] ?? -1;
     let m = byKey.get(key);
-    if (m === undefined) byKey.set(key, (m = matches(stackPath(stacks.stackOfKey(key)))));
+    if (m === undefined) byKey.set(key, (m = test(stacks.stackOfKey(key))));
     return m;
   };
 }

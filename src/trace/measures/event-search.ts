@@ -5,7 +5,7 @@
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import type { TraceColumns } from '../snapshot/trace-columns';
 import { Action } from '../../allocator/trace-action';
-import type { AllocationStacks } from './allocation-stacks';
+import { matchStacks, type AllocationStacks } from './allocation-stacks';
 import { frameLabel } from './frame-filter';
 
 export type SearchQuery =
@@ -84,16 +84,7 @@ export function searchRequests(query: SearchQuery, stream: RequestStream, trace:
     }
     return { requests: Int32Array.from(out), ids: null };
   }
-  const byKey = new Map<number, boolean>();
-  const matches = (id: number): boolean => {
-    const key = stacks.keyOf[id] ?? -1;
-    let m = byKey.get(key);
-    if (m === undefined) {
-      const stack = stacks.stackOfKey(key);
-      byKey.set(key, (m = typeof stack !== 'string' && stack.some((f) => frameLabel(f).toLowerCase().includes(query.text))));
-    }
-    return m;
-  };
+  const matches = matchStacks(stacks, (stack) => typeof stack !== 'string' && stack.some((f) => frameLabel(f).toLowerCase().includes(query.text)));
   const ids: number[] = [];
   for (let id = 0; id < stream.idCount; id++) if (matches(id)) ids.push(id);
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc && matches(stream.id[i]!)) out.push(i);

@@ -10,6 +10,8 @@ import { memoryLayout } from '../measures/memory-layout';
 import type { Snapshot } from '../snapshot/snapshot';
 import type { TraceColumns } from '../snapshot/trace-columns';
 import { replaySnapshot } from './replay-snapshot';
+import { firstMaxIndex } from '../../lib/first-max';
+import type { RequestStream } from '../stream/request-stream';
 
 export interface RunFigures {
   conf: string;
@@ -34,10 +36,8 @@ export interface RecordingDigest {
   /** Allocated and reserved bytes, at most POINTS points each: the largest value of each stretch of requests. */
   allocated: Float64Array;
   reserved: Float64Array;
-  /** Request index of the allocated peak, and the allocation sites live there (recorded config). */
-  peakRequest: number;
+  /** The allocation sites live at the allocated peak (recorded config). */
   sitesAtPeak: AllocationSite[];
-  notes: string[];
 }
 
 const POINTS = 2000;
@@ -56,8 +56,20 @@ function thin(values: Float64Array, points: number): Float64Array {
   return out;
 }
 
-function figures(snapshot: Snapshot, trace: TraceColumns | undefined, conf: string | undefined) {
-  const run = replaySnapshot(snapshot, { ...(trace ? { trace } : {}), ...(conf !== undefined ? { conf } : {}) });
+/** The recording's trace as columns, and its request stream when already built (a stream serves every config). */
+export interface DigestSource {
+  trace?: TraceColumns;
+  stream?: RequestStream;
+}
+
+/** `seriesToo`: keep the per-request series (the recorded run's timeline); no replay here keeps its events. */
+function figures(snapshot: Snapshot, from: DigestSource, conf: string | undefined, seriesToo: boolean) {
+  const run = replaySnapshot(snapshot, {
+    ...(from.trace ? { trace: from.trace } : {}),
+    ...(from.stream ? { stream: from.stream } : {}),
+    ...(conf !== undefined ? { conf } : {}),
+    ...(seriesToo ? { keepEvents: false } : { statsOnly: true }),
+  });
   const { result } = run;
   const stats = result.stats;
   const peak = result.atPeak;
@@ -76,17 +88,17 @@ function figures(snapshot: Snapshot, trace: TraceColumns | undefined, conf: stri
 }
 
 /** `conf`: the config a what-if asks for (null: only the recorded one). */
-export function recordingDigest(name: string, snapshot: Snapshot, trace: TraceColumns | undefined, conf: string | null): RecordingDigest {
-  const { run, figures: recorded } = figures(snapshot, trace, undefined);
-  const whatIf = conf !== null && !sameDecisions(parseAllocConf(conf).config, run.recorded) ? figures(snapshot, trace, conf).figures : null;
+export function recordingDigest(name: string, snapshot: Snapshot, from: DigestSource, conf: string | null): RecordingDigest {
+  const { run, figures: recorded } = figures(snapshot, from, undefined, true);
+  const source = { ...from, stream: run.stream };
+  const whatIf = conf !== null && !sameDecisions(parseAllocConf(conf).config, run.recorded) ? figures(snapshot, source, conf, false).figures : null;
   const allocated = run.result.series.allocated;
-  let peakRequest = 0;
-  for (let i = 1; i < allocated.length; i++) if (allocated[i]! > allocated[peakRequest]!) peakRequest = i;
+  const peakRequest = firstMaxIndex(allocated);
   // Which code held the memory at the allocated peak: the allocator as it was after that request.
   let sitesAtPeak: AllocationSite[] = [];
   if (run.stream.length > 0) {
-    const atPeak = replaySnapshot(snapshot, { ...(trace ? { trace } : {}), stream: run.stream, until: peakRequest, statsOnly: true });
-    const stacks = allocationStacks(run.stream, trace?.details, snapshot);
+    const atPeak = replaySnapshot(snapshot, { ...(from.trace ? { trace: from.trace } : {}), stream: run.stream, until: peakRequest, statsOnly: true });
+    const stacks = allocationStacks(run.stream, from.trace?.details, snapshot);
     sitesAtPeak = memoryByStack(memoryLayout(atPeak.result.allocator, () => -1), stacks.stackOf).sites;
   }
   return {
@@ -96,8 +108,6 @@ export function recordingDigest(name: string, snapshot: Snapshot, trace: TraceCo
     whatIf,
     allocated: thin(allocated, POINTS),
     reserved: thin(run.result.series.reserved, POINTS),
-    peakRequest,
     sitesAtPeak,
-    notes: run.notes,
   };
 }

@@ -26,6 +26,8 @@ export interface SnapshotReplayOptions extends InsertedCalls {
   trace?: TraceColumns;
   /** See ReplayOptions.statsOnly. */
   statsOnly?: boolean;
+  /** See ReplayOptions.keepEvents. */
+  keepEvents?: boolean;
   /** See ReplayOptions.until. */
   until?: number;
 }
@@ -119,6 +121,7 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
   const result = replay(stream, {
     ...plan.replayOptions,
     ...(options.statsOnly ? { statsOnly: true } : {}),
+    ...(options.keepEvents !== undefined ? { keepEvents: options.keepEvents } : {}),
     ...(options.until !== undefined ? { until: options.until } : {}),
   });
   notes.push(...replayNotes(result), ...(options.until === undefined ? oomVerdict(stream, result) : []));
