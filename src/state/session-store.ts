@@ -58,8 +58,11 @@ interface SessionState {
   sourceLink: LinkSource | null;
   /** Which source this is: a new one for each source opened (what sweeps and comparisons key on). */
   sourceId: number;
-  /** The source's request times and annotations (for the timeline), once fetched for its source and device. */
-  axis: { key: string; time: Float64Array | null; annotations: TimelineAnnotation[] } | null;
+  /** For the timeline, once fetched for the source and device: whether the trace has times, the
+   * program's annotations, and each request's time once the timeline is drawn over time. */
+  axis: { key: string; timed: boolean; annotations: TimelineAnnotation[]; time: Float64Array | null } | null;
+  /** Fetches each request's time (the timeline over time_us asks for it). */
+  loadRequestTimes(): Promise<void>;
   look: ViewLook;
   setZoom(zoom: MapZoom | null): void;
   setPinned(id: number | null): void;
@@ -126,15 +129,17 @@ function requestSeek(cursor: number): void {
   });
 }
 
+const axisKey = (): string => `${useSession.getState().sourceId}/${useSession.getState().summary?.device}`;
+
 /** The request times and annotations of the source and device on screen, when not yet fetched. */
 async function requestAxis(): Promise<void> {
   const { sourceId, summary } = useSession.getState();
   if (!summary) return;
   const key = `${sourceId}/${summary.device}`;
-  if (useSession.getState().axis?.key === key) return;
+  if (axisKey() === key && useSession.getState().axis?.key === key) return;
   try {
     const axis = await callWorker((w) => w.timeAxis());
-    if (`${useSession.getState().sourceId}/${useSession.getState().summary?.device}` === key) useSession.setState({ axis: { key, ...axis } });
+    if (axisKey() === key) useSession.setState({ axis: { key, ...axis, time: null } });
   } catch {
     // The timeline stays over requests alone.
   }
@@ -313,6 +318,16 @@ export const useSession = create<SessionState>()((set, get) => ({
   sourceLink: null,
   sourceId: 0,
   axis: null,
+  async loadRequestTimes() {
+    const axis = get().axis;
+    if (!axis?.timed || axis.time) return;
+    try {
+      const time = await callWorker((w) => w.requestTimes());
+      if (get().axis?.key === axis.key) set({ axis: { ...get().axis!, time } });
+    } catch (e) {
+      set({ error: message(e) });
+    }
+  },
   look: DEFAULT_LOOK,
   setZoom(zoom) {
     set({ look: { ...get().look, zoom } });

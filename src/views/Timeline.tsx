@@ -34,8 +34,11 @@ export interface TimelineProps {
   overlay?: TimelineOverlay | null;
   /** Requests a search matched, ticked along the x axis. */
   marks?: Int32Array | null;
-  /** Each request's time_us (non-decreasing): with it, the x axis can run over time. */
+  /** Whether the trace has times: then the x axis can run over time ... */
+  timed?: boolean;
+  /** ... with each request's time_us (non-decreasing), asked for through onWantTime when first needed. */
   time?: Float64Array | null;
+  onWantTime?(): void;
   /** The program's phases (record_function ranges, user_metadata), drawn as bands along the top. */
   annotations?: readonly TimelineAnnotation[];
 }
@@ -98,7 +101,7 @@ const NO_ANNOTATIONS: readonly TimelineAnnotation[] = [];
 /** Height of one strip of annotation bands at the plot's top, px. */
 const STRIP = 9;
 
-export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null, time = null, annotations = NO_ANNOTATIONS }: TimelineProps) {
+export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null, timed: hasTime = false, time = null, onWantTime, annotations = NO_ANNOTATIONS }: TimelineProps) {
   const [overTime, setOverTime] = useState(false);
   const timed = overTime && time !== null && series !== null && time.length === series.allocated.length;
   const plotRef = useRef<HTMLDivElement>(null);
@@ -387,9 +390,17 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
           request {count(at + 1)} / {count(total)}
           {time && at >= 0 && at < time.length && ` · ${format(',.3f')((time[at]! - time[0]!) / 1e3)} ms`}
         </span>
-        {time && (
+        {hasTime && (
           <label className="tl-axis-choice">
-            <input type="checkbox" checked={overTime} onChange={(e) => setOverTime(e.target.checked)} /> over time (time_us)
+            <input
+              type="checkbox"
+              checked={overTime}
+              onChange={(e) => {
+                setOverTime(e.target.checked);
+                if (e.target.checked && !time) onWantTime?.();
+              }}
+            />{' '}
+            over time (time_us)
           </label>
         )}
       </div>

@@ -14,7 +14,7 @@ import { Timeline, type TimelineOverlay } from './Timeline';
 const ALL = 'all';
 
 export function ViewPanels() {
-  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter, recordedCalls, axis } = useSession(
+  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter, recordedCalls, axis, loadRequestTimes } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({
       view: s.view,
@@ -30,6 +30,7 @@ export function ViewPanels() {
       resetPeakAfter: s.settings.resetPeakAfter,
       recordedCalls: s.summary?.recordedEmptyCache,
       axis: s.axis,
+      loadRequestTimes: s.loadRequestTimes,
     })),
   );
   // A stack view's selection, while its panel is open: its blocks marked, its bytes drawn.
@@ -95,7 +96,9 @@ export function ViewPanels() {
       <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls}
         overlay={overlay}
         marks={query ? matched : null}
+        timed={axis?.timed ?? false}
         time={axis?.time ?? null}
+        onWantTime={loadRequestTimes}
         {...(axis ? { annotations: axis.annotations } : {})}
       />
     </section>

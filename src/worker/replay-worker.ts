@@ -17,7 +17,7 @@ import type { Snapshot } from '../trace/snapshot/snapshot';
 import { allocationStacks, stackMatcher, type AllocationStacks, type StackSelection } from '../trace/measures/allocation-stacks';
 import { bytesOverTime } from '../trace/measures/bytes-over-time';
 import { eventRows, requestOfEntries, type EventRow } from '../trace/measures/event-rows';
-import { requestTimes, timelineAnnotations, type TimelineAnnotation } from '../trace/measures/timeline-annotations';
+import { hasTimes, requestTimes, timelineAnnotations, type TimelineAnnotation } from '../trace/measures/timeline-annotations';
 import { parseSearch, searchRequests, type SearchMatches, type SearchQuery } from '../trace/measures/event-search';
 import { frameLabel } from '../trace/measures/frame-filter';
 import { memoryByStack, type StackTree } from '../trace/measures/memory-by-stack';
@@ -347,13 +347,24 @@ const api = {
     return moved(d, [d.allocated.buffer, d.reserved.buffer] as ArrayBuffer[]);
   },
 
-  /** Each request's time_us (null: the trace has none) and the program's annotations, placed on the requests. */
-  timeAxis(): { time: Float64Array | null; annotations: TimelineAnnotation[] } {
+  /** Whether the trace has times, and the program's annotations placed on the requests (a few, small; the
+   * arrays they are placed with are not kept: on a 1 GB snapshot they would be ~150 MB). */
+  timeAxis(): { timed: boolean; annotations: TimelineAnnotation[] } {
     const s = theSource();
-    const { trace, requestOf } = entriesOf(s);
-    const time = requestTimes(s.stream!, trace?.details);
-    const annotations = timelineAnnotations(s.stream!, trace?.details, s.snapshot?.external_annotations, s.device, time, requestOf);
-    return moved({ time, annotations }, time ? [time.buffer as ArrayBuffer] : []);
+    if (!s.stream) run(settings, -1);
+    const details = s.traces[s.device]?.details;
+    const external = s.snapshot?.external_annotations;
+    const time = external?.length ? requestTimes(s.stream!, details) : null;
+    const annotations = timelineAnnotations(s.stream!, details, external, s.device, time, () => entriesOf(s).requestOf);
+    return { timed: hasTimes(s.stream!, details), annotations };
+  },
+
+  /** Each request's time_us (null: the trace has none), for the timeline drawn over time. */
+  requestTimes(): Float64Array | null {
+    const s = theSource();
+    if (!s.stream) run(settings, -1);
+    const time = requestTimes(s.stream!, s.traces[s.device]?.details);
+    return time ? moved(time, [time.buffer as ArrayBuffer]) : null;
   },
 
   /** Rows [start, start + count) of the recording's trace (the event list). */

@@ -135,7 +135,7 @@ test("the timeline marks the program's phases and runs over time_us as well as o
   const trace = traces[0]!;
   const { stream } = replaySnapshot(snapshot, { trace });
   const times = requestTimes(stream, trace.details)!;
-  const want = timelineAnnotations(stream, trace.details, snapshot.external_annotations, 0, times, requestOfEntries(stream, trace.length));
+  const want = timelineAnnotations(stream, trace.details, snapshot.external_annotations, 0, times, () => requestOfEntries(stream, trace.length));
   await expect.poll(() => session.page.locator('.tl-annotation').count()).toBe(want.length);
   expect(await session.page.locator('.tl-legend').textContent()).toContain(`phases ×${want.length}`);
   expect(await session.page.locator('.tl-annotation-metadata title').first().textContent()).toMatch(/^step 0 forward: requests /);

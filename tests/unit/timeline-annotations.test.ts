@@ -16,7 +16,7 @@ test('annotated: its optimizer steps and its user_metadata phases, in order, eac
   const { stream } = replaySnapshot(snapshot, { trace });
   const times = requestTimes(stream, trace.details)!;
   for (let i = 1; i < times.length; i++) expect(times[i]!).toBeGreaterThanOrEqual(times[i - 1]!);
-  const all = timelineAnnotations(stream, trace.details, snapshot.external_annotations, 0, times, requestOfEntries(stream, trace.length));
+  const all = timelineAnnotations(stream, trace.details, snapshot.external_annotations, 0, times, () => requestOfEntries(stream, trace.length));
   const phases = all.filter((a) => a.kind === 'metadata');
   // The recording's own changes of value. (Backward runs on autograd's thread, where the metadata,
   // which is per thread, is unset: "step k backward" comes back after an unlabelled stretch.)
@@ -55,5 +55,5 @@ test('a trace without times has no time axis; hostile annotations are passed ove
   expect(times).toBeNull();
   const t = requestTimes(stream, traces[0]!.details)!;
   const junk = [null, 3, 'x', { name: 5, time_us: 1 }, { name: 'a', time_us: 'soon' }, { stage: 'END', name: 'never began', time_us: t[10] }, { stage: 'START', name: 'open', time_us: t[5] }];
-  expect(timelineAnnotations(stream, undefined, junk, 0, t, new Int32Array(0))).toEqual([{ start: 5, end: stream.length - 1, label: 'open', kind: 'range' }]);
+  expect(timelineAnnotations(stream, undefined, junk, 0, t, () => new Int32Array(0))).toEqual([{ start: 5, end: stream.length - 1, label: 'open', kind: 'range' }]);
 });
