@@ -97,16 +97,17 @@ export class TraceColumnsBuilder implements TraceColumns {
    * The index in details.frameLists of the list of these frames, whose ids (any numbers that tell
    * frames apart: the pickle's memo slots) are `ids`; added (a copy of `frames`) at its first sight.
    */
-  internFrames(frames: readonly Frame[], ids: ArrayLike<number>): number {
-    const n = ids.length;
+  internFrames(frames: readonly Frame[], ids: ArrayLike<number>, n = ids.length): number {
     let h = n;
     for (let i = 0; i < n; i++) h = (Math.imul(h, 31) + ids[i]!) | 0;
     let bucket = this.listsByHash.get(h);
     if (bucket) {
-      for (const k of bucket) if (sameIds(this.listIds[k]!, ids)) return k;
+      for (const k of bucket) if (sameIds(this.listIds[k]!, ids, n)) return k;
     } else this.listsByHash.set(h, (bucket = []));
-    const k = this.details!.frameLists.push(frames.slice()) - 1;
-    this.listIds.push(Int32Array.from(ids));
+    const k = this.details!.frameLists.push(frames.slice(0, n)) - 1;
+    const copy = new Int32Array(n);
+    for (let i = 0; i < n; i++) copy[i] = ids[i]!;
+    this.listIds.push(copy);
     bucket.push(k);
     return k;
   }
@@ -168,9 +169,10 @@ export class TraceColumnsBuilder implements TraceColumns {
   }
 }
 
-function sameIds(a: Int32Array, b: ArrayLike<number>): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+/** Whether `a` holds the first `n` of `b`. */
+function sameIds(a: Int32Array, b: ArrayLike<number>, n: number): boolean {
+  if (a.length !== n) return false;
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return false;
   return true;
 }
 

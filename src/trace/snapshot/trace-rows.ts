@@ -85,6 +85,11 @@ export class TraceRows implements PickleFastPath {
   private collecting = false;
   private readonly listFrames: Frame[] = [];
   private readonly listIds: number[] = [];
+  /** How many of listFrames and listIds the list being read holds (they are reused, never shortened:
+   * setting an array's length costs a call into the runtime). */
+  private listLength = 0;
+  /** Stand-ins of interned lists by 2 * index + mark. */
+  private readonly standIns: FastPathStandIn[] = [];
   /** Frames whose line PyTorch did not know (2^64 - 1): read as UNKNOWN_LINE, with details. */
   unknownLines = 0;
 
@@ -273,18 +278,7 @@ export class TraceRows implements PickleFastPath {
     }
     this.emptyCacheSeen = false;
     this.collecting = this.details;
-    this.listFrames.length = 0;
-    this.listIds.length = 0;
-    const done = (): number => {
-      const marked = this.emptyCacheSeen ? 1 : 0;
-      if (this.collecting) {
-        // The list is kept interned (torch writes one per entry, of shared frames); the memo keeps its index.
-        this.collecting = false;
-        this.entryList = this.columns.internFrames(this.listFrames, this.listIds);
-        if (slot >= 0) this.memo[slot] = new FastPathStandIn(this.entryList, marked) as unknown as PickleValue;
-      } else if (marked && slot >= 0) this.memo[slot] = MARKED_STAND_IN;
-      return marked;
-    };
+    this.listLength = 0;
     // Lists come as MARK items APPENDS (in batches of 1000), one item and APPEND, or nothing.
     for (;;) {
       this.skipFrames();
@@ -303,9 +297,23 @@ export class TraceRows implements PickleFastPath {
         if (b[this.pos] !== APPEND) return -1;
         this.pos++;
       } else {
-        return done();
+        return this.endList(slot);
       }
     }
+  }
+
+  /** A new list read to its end (its memo slot `slot`, -1 if none): its empty_cache mark. */
+  private endList(slot: number): number {
+    const marked = this.emptyCacheSeen ? 1 : 0;
+    if (this.collecting) {
+      // The list is kept interned (torch writes one per entry, of shared frames); the memo keeps its
+      // index, in one stand-in per interned list and mark (most lists repeat one read before).
+      this.collecting = false;
+      const k = this.columns.internFrames(this.listFrames, this.listIds, this.listLength);
+      this.entryList = k;
+      if (slot >= 0) this.memo[slot] = (this.standIns[2 * k + marked] ??= new FastPathStandIn(k, marked)) as unknown as PickleValue;
+    } else if (marked && slot >= 0) this.memo[slot] = MARKED_STAND_IN;
+    return marked;
   }
 
   /** A line past 2^53 (PyTorch's unknown line) as UNKNOWN_LINE, as the checks read it. */
@@ -323,14 +331,21 @@ export class TraceRows implements PickleFastPath {
     if (b[this.pos] !== EMPTY_DICT) {
       // A memo reference (the frames' callers call skipFrames first): its slot tells the frame apart.
       const p = this.pos;
-      const ref = b[p] === BINGET ? b[p + 1]! : b[p] === LONG_BINGET ? this.view.getUint32(p + 1, true) : -1;
-      const v = this.value();
-      if (!isFrame(v) || ref < 0) return false;
+      let ref: number;
+      if (b[p] === BINGET && p + 2 <= b.length) {
+        ref = b[p + 1]!;
+        this.pos = p + 2;
+      } else if (b[p] === LONG_BINGET && p + 5 <= b.length) {
+        ref = this.view.getUint32(p + 1, true);
+        this.pos = p + 5;
+      } else return false;
+      const v: Read = ref < this.memo.length ? this.memo[ref]! : NO;
+      if (!isFrame(v)) return false;
       if ((v as Record<string, PickleValue>).name === 'empty_cache') this.emptyCacheSeen = true;
       if (this.collecting) {
         this.normalizeLine(v as unknown as Frame);
-        this.listFrames.push(v as unknown as Frame);
-        this.listIds.push(ref);
+        this.listFrames[this.listLength] = v as unknown as Frame;
+        this.listIds[this.listLength++] = ref;
       }
       return true;
     }
@@ -355,8 +370,8 @@ export class TraceRows implements PickleFastPath {
     if (name === 'empty_cache') this.emptyCacheSeen = true;
     if (this.collecting) {
       this.normalizeLine(frame as unknown as Frame);
-      this.listFrames.push(frame as unknown as Frame);
-      this.listIds.push(slot);
+      this.listFrames[this.listLength] = frame as unknown as Frame;
+      this.listIds[this.listLength++] = slot;
     }
     return true;
   }
