@@ -78,9 +78,15 @@ test('a link keeps the segment map\'s zoom, the pinned allocation and the open p
   expect(await other.locator('g.segment-map-axis').getAttribute('data-domain')).toBe(await page.locator('g.segment-map-axis').getAttribute('data-domain'));
   expect(await other.locator('details.export').getAttribute('open')).not.toBeNull();
   expect(await other.locator('details.guide').getAttribute('open')).toBeNull();
-  // The same picture once both have drawn the pinned block (a frame may follow the tip's showing).
-  const want = await shotHash(page, 'canvas.segment-map-canvas');
-  await expect.poll(async () => (await ready(other), shotHash(other, 'canvas.segment-map-canvas')), { timeout: 20_000 }).toBe(want);
+  // The same picture once both have drawn the pinned block (a frame may follow the tip's showing)
+  // and the same layout (the sweep's suggestion done in both).
+  await Promise.all([page.evaluate('window.splitscope.sweep()'), other.evaluate('window.splitscope.sweep()')]);
+  const same = async (): Promise<boolean> => {
+    await Promise.all([ready(page), ready(other)]);
+    const [a, b] = await Promise.all([shotHash(other, 'canvas.segment-map-canvas'), shotHash(page, 'canvas.segment-map-canvas')]);
+    return a === b;
+  };
+  await expect.poll(same, { timeout: 20_000 }).toBe(true);
   await other.context().close();
 });
 
