@@ -436,7 +436,8 @@ function play(): void {
       useSession.setState({ playing: false });
       return;
     }
-    if (!replays.busy && !seeks.busy) s.seek(s.cursor + Math.max(1, Math.round(total / 1200)));
+    // Not while a source opens: the worker holds the new source before the page does.
+    if (!replays.busy && !seeks.busy && !s.opening) s.seek(s.cursor + Math.max(1, Math.round(total / 1200)));
     requestAnimationFrame(tick);
   };
   if (useSession.getState().cursor >= (useSession.getState().summary?.requests ?? 0) - 1) useSession.getState().seek(0);

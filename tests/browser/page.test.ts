@@ -33,6 +33,15 @@ test('the GPT-2 sample opens with one click and replays like the CLI', async () 
   await session.page.getByLabel('source', { exact: true }).selectOption({ label: 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)' });
   await session.page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2')`);
   await ready();
+  // The workload was playing: no seek of it reached the worker once the worker held the sample
+  // (between the open and the sample's first replay the page would have drawn the sample's state
+  // under the workload's figures).
+  const seeksWhileOpening = await session.page.evaluate<number>(`(() => {
+    const opened = performance.getEntriesByName('splitscope:opened').at(-1).startTime;
+    const replayed = performance.getEntriesByName('splitscope:replay-result').find((e) => e.startTime >= opened).startTime;
+    return performance.getEntriesByName('splitscope:seek-result').filter((e) => e.startTime > opened && e.startTime < replayed).length;
+  })()`);
+  expect(seeksWhileOpening).toBe(0);
   const want = cli(['replay', SAMPLE]).stats;
   expect(await stats()).toEqual(want);
   const c = await cursor();
