@@ -68,7 +68,7 @@ export function StackIcicle({ tree, focus, onFocus }: StackIcicleProps) {
   const span = f.x1 - f.x0 || 1;
   const rowOf = (n: HierarchyRectangularNode<Datum>): number => n.depth;
   const visible = f.descendants().filter((n) => ((n.x1 - n.x0) / span) * width >= MIN_PX);
-  const rows = Math.max(...visible.map(rowOf), f.depth) + 1;
+  const rows = visible.reduce((m, n) => Math.max(m, rowOf(n)), f.depth) + 1;
   const bars: { k: number; x: number; w: number; y: number; ancestor: boolean }[] = [
     ...ancestors.slice(0, -1).map((n) => ({ k: n.data.k, x: 0, w: width, y: rowOf(n) * ROW, ancestor: true })),
     ...visible.map((n) => ({ k: n.data.k, x: ((n.x0 - f.x0) / span) * width, w: ((n.x1 - n.x0) / span) * width, y: rowOf(n) * ROW, ancestor: false })),

@@ -304,7 +304,7 @@ const api = {
       ooms: result.ooms,
       peakReserved: result.atPeak.reserved,
     };
-    if (result.ooms.length > 0) full.notes = [...full.notes, `${result.ooms.length} requests failed with OOM (largest ${formatSize(Math.max(...result.ooms.map((o) => o.size)))}).`];
+    if (result.ooms.length > 0) full.notes = [...full.notes, `${result.ooms.length} requests failed with OOM (largest ${formatSize(result.ooms.reduce((m, o) => Math.max(m, o.size), 0))}).`];
     const view = viewAt(settings, result, clampCursor(cursor), oomAt);
     const timeline = timelineOf(result);
     warmCursor(settings);

@@ -57,21 +57,23 @@ export function stackPath(stack: readonly Frame[] | string): string[] {
 /** The allocated blocks of `layout` grouped by stack. */
 export function memoryByStack(layout: MemoryLayout, stackOf: StackOf): StackTree {
   // Allocations that share a stack share its (interned) list: group by it first, walk the trie once per list.
-  const groups = new Map<readonly Frame[] | string, { ids: number[]; sizes: number[] }>();
+  const groups = new Map<readonly Frame[] | string, { ids: number[]; bytes: number; largest: number }>();
   for (let b = 0; b < layout.blockState.length; b++) {
     if (layout.blockState[b] !== BlockState.allocated) continue;
     const id = layout.blockId[b]!;
     const stack = stackOf(id);
     let g = groups.get(stack);
-    if (!g) groups.set(stack, (g = { ids: [], sizes: [] }));
+    if (!g) groups.set(stack, (g = { ids: [], bytes: 0, largest: 0 }));
+    const size = layout.blockSize[b]!;
     g.ids.push(id);
-    g.sizes.push(layout.blockSize[b]!);
+    g.bytes += size;
+    if (size > g.largest) g.largest = size;
   }
   const root = trieNode('all live allocations');
   const sites = new Map<string, AllocationSite>();
   for (const [stack, g] of groups) {
     const path = stackPath(stack);
-    const bytes = g.sizes.reduce((a, s) => a + s, 0);
+    const bytes = g.bytes;
     let node = root;
     node.bytes += bytes;
     node.blocks += g.ids.length;
@@ -82,13 +84,14 @@ export function memoryByStack(layout: MemoryLayout, stackOf: StackOf): StackTree
       child.blocks += g.ids.length;
       node = child;
     }
-    node.ids.push(...g.ids);
+    // No spread: one stack may hold more blocks than a call's arguments can.
+    for (const id of g.ids) node.ids.push(id);
     const label = path[path.length - 1]!;
     let site = sites.get(label);
     if (!site) sites.set(label, (site = { label, bytes: 0, count: 0, largest: 0 }));
     site.bytes += bytes;
     site.count += g.ids.length;
-    site.largest = Math.max(site.largest, ...g.sizes);
+    if (g.largest > site.largest) site.largest = g.largest;
   }
   return { ...flatten(root), sites: [...sites.values()].sort((a, b) => b.bytes - a.bytes || byCodePoint(a.label, b.label)) };
 }
