@@ -9,11 +9,13 @@ import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { ImportError } from '../lib/import-error';
+import { REPORT_SNAPSHOT_ID } from '../lib/launch-names';
 import { fragmentation } from '../trace/measures/fragmentation';
 import { freeBlocksBySize, segmentsByPool, segmentSummary } from '../trace/measures/segment-summary';
 import { NO_HISTORY, replaySnapshot } from '../trace/replay/replay-snapshot';
 import type { AddressModel } from '../trace/replay/replay';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
+import { isGzip } from '../trace/snapshot/gunzip';
 import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { nodeGunzip } from './node-gunzip';
@@ -230,12 +232,12 @@ function report(file: string, out: string | undefined, conf: string | undefined)
   if (bytes.length > MAX_REPORT_BYTES) throw new UsageError(`${file} is ${formatSize(bytes.length)}: a report carries at most ${formatSize(MAX_REPORT_BYTES)}; use splitscope open for larger files`);
   // Refused here as the page would refuse it.
   decodeSnapshotForReplay(bytes, { gunzip: nodeGunzip });
-  const packed = bytes[0] === 0x1f && bytes[1] === 0x8b ? bytes : gzipSync(bytes, { level: 9 });
+  const packed = isGzip(bytes) ? bytes : gzipSync(bytes, { level: 9 });
   const name = basename(file);
   const target = out ?? `${name.replace(/(\.pickle|\.pkl|\.json)?(\.gz)?$/i, '')}.report.html`;
   const attr = (v: string): string => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
   const element =
-    `<script type="application/octet-stream" id="splitscope-snapshot" data-name="${attr(name)}"` +
+    `<script type="application/octet-stream" id="${REPORT_SNAPSHOT_ID}" data-name="${attr(name)}"` +
     `${conf !== undefined ? ` data-conf="${attr(conf)}"` : ''}>${Buffer.from(packed).toString('base64')}</script>`;
   const html = readFileSync(template, 'utf8').replace('__TITLE__', attr(name)).replace('__SNAPSHOT__', () => element);
   writeFileSync(target, html);

@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
+import { OPEN_PATH } from '../lib/launch-names';
 
 const TYPES: Record<string, string> = {
   '.html': 'text/html; charset=utf-8',
@@ -17,8 +18,6 @@ const TYPES: Record<string, string> = {
   '.wasm': 'application/wasm',
 };
 
-/** The path under the page's base where the snapshot is served (launch-file.ts's OPEN_PATH). */
-const OPEN_PATH = '/__open__/';
 
 export interface OpenServer {
   url: string;
@@ -34,7 +33,7 @@ export function serveOpen(dist: string, name: string, bytes: Uint8Array, host: s
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405).end();
-    if (path === `${OPEN_PATH}${name}`) {
+    if (path === `/${OPEN_PATH}${name}`) {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length, 'cache-control': 'no-store' });
       return void res.end(req.method === 'HEAD' ? undefined : bytes);
     }

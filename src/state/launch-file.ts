@@ -1,15 +1,12 @@
 // A snapshot the page was launched with, rather than one a user chose: the file `splitscope open`
 // serves beside the page (?open=NAME), or the one a `splitscope report` file carries inside it.
+import { OPEN_PATH, REPORT_SNAPSHOT_ID } from '../lib/launch-names';
+
 export interface LaunchFile {
   file: File;
   /** The config the report was written under (its --conf), if any. */
   conf: string | null;
 }
-
-/** The element a report keeps its snapshot in: base64 text, the file's name and config as attributes. */
-export const REPORT_SNAPSHOT_ID = 'splitscope-snapshot';
-/** Where `splitscope open` serves its file, below the page's base. */
-export const OPEN_PATH = '__open__/';
 
 function fromBase64(text: string): Uint8Array<ArrayBuffer> {
   const binary = atob(text.replace(/\s+/g, ''));

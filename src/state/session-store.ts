@@ -115,7 +115,10 @@ function requestReplay(settings: ReplaySettings, cursor: number | null): void {
 function requestSeek(cursor: number): void {
   void seeks.schedule(async () => {
     await replays.idle();
-    if (cursor === useSession.getState().view?.cursor) return;
+    // Not while a source opens: the worker holds the new source before the page does, and would
+    // answer with its state under the old source's figures (its first replay sets the cursor).
+    const { opening, view: shown } = useSession.getState();
+    if (opening || cursor === shown?.cursor) return;
     try {
       const view = await callWorker((w) => w.seek(cursor));
       const answered = performance.now();
@@ -131,12 +134,16 @@ function requestSeek(cursor: number): void {
 
 const axisKey = (): string => `${useSession.getState().sourceId}/${useSession.getState().summary?.device}`;
 
+/** The key of the last time axis asked for (one request per source and device, however many replays). */
+let axisAsked = '';
+
 /** The request times and annotations of the source and device on screen, when not yet fetched. */
 async function requestAxis(): Promise<void> {
-  const { sourceId, summary } = useSession.getState();
+  const { summary } = useSession.getState();
   if (!summary) return;
-  const key = `${sourceId}/${summary.device}`;
-  if (axisKey() === key && useSession.getState().axis?.key === key) return;
+  const key = axisKey();
+  if (axisAsked === key) return;
+  axisAsked = key;
   try {
     const axis = await callWorker((w) => w.timeAxis());
     if (axisKey() === key) useSession.setState({ axis: { key, ...axis, time: null } });
@@ -436,8 +443,7 @@ function play(): void {
       useSession.setState({ playing: false });
       return;
     }
-    // Not while a source opens: the worker holds the new source before the page does.
-    if (!replays.busy && !seeks.busy && !s.opening) s.seek(s.cursor + Math.max(1, Math.round(total / 1200)));
+    if (!replays.busy && !seeks.busy) s.seek(s.cursor + Math.max(1, Math.round(total / 1200)));
     requestAnimationFrame(tick);
   };
   if (useSession.getState().cursor >= (useSession.getState().summary?.requests ?? 0) - 1) useSession.getState().seek(0);

@@ -50,7 +50,9 @@ let settings: ReplaySettings = { conf: null, capacityBytes: null };
 /** OOMs of the last full replay by request index, for the cursor view. */
 let oomAt = new Map<number, ReplayOom>();
 /** The last full replay's settings and config, for an export (which replays again, keeping the events). */
-let last: { settings: ReplaySettings; config: AllocatorConfig } | null = null;
+/** The last replay: its settings and config (for exports), and the allocator at its end, which a view
+ * or a stack tree at the last request reads rather than replaying the trace again. */
+let last: { settings: ReplaySettings; config: AllocatorConfig; source: Source; end: CachingAllocator } | null = null;
 /** The configs of the last comparison, and their OOMs by request index. */
 let compared: { settings: ReplaySettings; oomAt: Map<number, ReplayOom> }[] = [];
 
@@ -230,24 +232,37 @@ function clampCursor(cursor: number | null): number {
   return cursor === null ? n - 1 : Math.max(0, Math.min(n - 1, cursor));
 }
 
-/** The state after `cursor` under `settings` (the full replay when the cursor is at its end). */
+/** The allocator after `cursor` under `at`: at the end, a full replay's own (`full`, else the last one's). */
+function allocatorAt(at: ReplaySettings, full: ReplayResult | null, cursor: number): CachingAllocator {
+  if (cursor === (source?.stream?.length ?? 0) - 1) {
+    if (full) return full.allocator;
+    if (last && last.source === source && last.settings === at) return last.end;
+  }
+  return cursorFor(at).at(cursor);
+}
+
+/** The state after `cursor` under `settings`. */
 function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
-  const atEnd = cursor === (source?.stream?.length ?? 0) - 1;
-  return viewOf(full && atEnd ? full.allocator : cursorFor(settings).at(cursor), cursor, ooms);
+  return viewOf(allocatorAt(settings, full, cursor), cursor, ooms);
+}
+
+/** The source's request stream, built by planning a replay if none has been yet. */
+function streamOf(s: Source): RequestStream {
+  if (!s.stream) plan(settings);
+  return s.stream!;
 }
 
 /** Where the source's allocations were made (its stream built first, if no replay has yet). */
 function stacksOf(s: Source): AllocationStacks {
-  if (!s.stream) run(settings, -1);
-  s.stacks ??= allocationStacks(s.stream!, s.traces[s.device]?.details, s.snapshot);
+  s.stacks ??= allocationStacks(streamOf(s), s.traces[s.device]?.details, s.snapshot);
   return s.stacks;
 }
 
 /** The device's trace, and which request each of its entries belongs to. */
 function entriesOf(s: Source): { trace: TraceColumns | undefined; requestOf: Int32Array } {
-  if (!s.stream) run(settings, -1);
+  const stream = streamOf(s);
   const trace = s.traces[s.device];
-  s.requestOf ??= requestOfEntries(s.stream!, trace?.length ?? 0);
+  s.requestOf ??= requestOfEntries(stream, trace?.length ?? 0);
   return { trace, requestOf: s.requestOf };
 }
 
@@ -295,7 +310,7 @@ const api = {
   replay(next: ReplaySettings, cursor: number | null): { summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView } {
     settings = next;
     const { result, summary } = run(settings);
-    last = { settings, config: parseAllocConf(summary.conf).config };
+    last = { settings, config: parseAllocConf(summary.conf).config, source: theSource(), end: result.allocator };
     oomAt = new Map(result.ooms.map((o) => [o.request, o]));
     const full: ReplaySummary = {
       ...summary,
@@ -326,14 +341,14 @@ const api = {
   stacks(cursor: number): StackTree {
     const s = theSource();
     const { stackOf } = stacksOf(s);
-    const tree = memoryByStack(memoryLayout(cursorFor(settings).at(clampCursor(cursor)), () => -1), stackOf);
+    const tree = memoryByStack(memoryLayout(allocatorAt(settings, null, clampCursor(cursor)), () => -1), stackOf);
     return moved(tree, [tree.parent.buffer, tree.end.buffer, tree.depth.buffer, tree.bytes.buffer, tree.blocks.buffer, tree.ids.buffer, tree.leaf.buffer] as ArrayBuffer[]);
   },
 
   /** Requested bytes over the requests of the allocations a stack view selects (under the last replay's OOMs). */
   stackSeries(selection: StackSelection): Float64Array {
     const s = theSource();
-    const series = bytesOverTime(s.stream!, stackMatcher(stacksOf(s), selection), new Set(oomAt.keys()));
+    const series = bytesOverTime(streamOf(s), stackMatcher(stacksOf(s), selection), new Set(oomAt.keys()));
     return moved(series, [series.buffer as ArrayBuffer]);
   },
 
@@ -351,19 +366,18 @@ const api = {
    * arrays they are placed with are not kept: on a 1 GB snapshot they would be ~150 MB). */
   timeAxis(): { timed: boolean; annotations: TimelineAnnotation[] } {
     const s = theSource();
-    if (!s.stream) run(settings, -1);
+    const stream = streamOf(s);
     const details = s.traces[s.device]?.details;
     const external = s.snapshot?.external_annotations;
-    const time = external?.length ? requestTimes(s.stream!, details) : null;
-    const annotations = timelineAnnotations(s.stream!, details, external, s.device, time, () => entriesOf(s).requestOf);
-    return { timed: hasTimes(s.stream!, details), annotations };
+    const time = external?.length ? requestTimes(stream, details) : null;
+    const annotations = timelineAnnotations(stream, details, external, s.device, time, () => entriesOf(s).requestOf);
+    return { timed: hasTimes(stream, details), annotations };
   },
 
   /** Each request's time_us (null: the trace has none), for the timeline drawn over time. */
   requestTimes(): Float64Array | null {
     const s = theSource();
-    if (!s.stream) run(settings, -1);
-    const time = requestTimes(s.stream!, s.traces[s.device]?.details);
+    const time = requestTimes(streamOf(s), s.traces[s.device]?.details);
     return time ? moved(time, [time.buffer as ArrayBuffer]) : null;
   },
 
@@ -379,15 +393,13 @@ const api = {
     const query = parseSearch(input);
     if (!query) return { query, matches: { requests: new Int32Array(0), ids: null } };
     const { trace, requestOf } = entriesOf(s);
-    const matches = searchRequests(query, s.stream!, trace, stacksOf(s), requestOf);
+    const matches = searchRequests(query, streamOf(s), trace, stacksOf(s), requestOf);
     return moved({ query, matches }, [matches.requests.buffer, ...(matches.ids ? [matches.ids.buffer] : [])] as ArrayBuffer[]);
   },
 
   /** The source's request stream, for a GPU stress run or a sweep on the page. */
   stream(): RequestStream {
-    const s = theSource();
-    if (!s.stream) run(settings, -1);
-    return s.stream!;
+    return streamOf(theSource());
   },
 
   /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
