@@ -7,7 +7,7 @@ import { useEffect, useRef, useState, type KeyboardEvent, type PointerEvent } fr
 import { formatSize } from '../allocator/format-size';
 import { cancelDraw, scheduleDraw } from '../lib/frame-scheduler';
 import { measure } from '../lib/timing';
-import { envelope, markerColumns, type Envelope } from './timeline-envelope';
+import { envelope, markerColumns, type Envelope } from '../lib/envelope';
 import { keysTakenBy, keyTarget } from './timeline-keys';
 import { byteAxis } from './timeline-ticks';
 import { upperBound } from '../lib/binary-search';

@@ -12,6 +12,7 @@ import type { TraceColumns } from '../snapshot/trace-columns';
 import { replaySnapshot } from './replay-snapshot';
 import { firstMaxIndex } from '../../lib/first-max';
 import type { RequestStream } from '../stream/request-stream';
+import { envelope } from '../../lib/envelope';
 
 export interface RunFigures {
   conf: string;
@@ -41,20 +42,6 @@ export interface RecordingDigest {
 }
 
 const POINTS = 2000;
-
-/** The maximum of each of `points` stretches of `values`. */
-function thin(values: Float64Array, points: number): Float64Array {
-  if (values.length <= points) return values.slice();
-  const out = new Float64Array(points);
-  for (let k = 0; k < points; k++) {
-    const a = Math.floor((k * values.length) / points);
-    const b = Math.floor(((k + 1) * values.length) / points);
-    let m = -Infinity;
-    for (let i = a; i < b; i++) if (values[i]! > m) m = values[i]!;
-    out[k] = m;
-  }
-  return out;
-}
 
 /** The recording's trace as columns, and its request stream when already built (a stream serves every config). */
 export interface DigestSource {
@@ -106,8 +93,8 @@ export function recordingDigest(name: string, snapshot: Snapshot, from: DigestSo
     requests: run.stream.length,
     recorded,
     whatIf,
-    allocated: thin(allocated, POINTS),
-    reserved: thin(run.result.series.reserved, POINTS),
+    allocated: envelope(allocated, POINTS).max,
+    reserved: envelope(run.result.series.reserved, POINTS).max,
     sitesAtPeak,
   };
 }

@@ -1,6 +1,6 @@
 // The timeline's min/max-per-column envelope and its byte axis and key helpers.
 import { expect, test } from 'vitest';
-import { envelope, markerColumns } from '../../src/views/timeline-envelope';
+import { envelope, markerColumns } from '../../src/lib/envelope';
 
 test('min and max per bucket are exact on known data', () => {
   const values = Float64Array.from([5, 1, 9, 3, 3, 3, 7, 2, 8, 0]);
