@@ -23,7 +23,7 @@ const show = (v: number, bytes: boolean): string => (bytes ? formatSize(v) : v.t
 const signed = (v: number, bytes: boolean): string => (v === 0 ? '=' : `${v > 0 ? '+' : '−'}${show(Math.abs(v), bytes)}`);
 
 /** The allocation sites whose bytes at the allocated peak differ most between two recordings. */
-export function siteDifferences(a: RecordingDigest, b: RecordingDigest, count = 12): { label: string; a: number; b: number }[] {
+function siteDifferences(a: RecordingDigest, b: RecordingDigest, count = 12): { label: string; a: number; b: number }[] {
   const bytes = new Map<string, { a: number; b: number }>();
   for (const s of a.sitesAtPeak) bytes.set(s.label, { a: s.bytes, b: 0 });
   for (const s of b.sitesAtPeak) bytes.set(s.label, { a: bytes.get(s.label)?.a ?? 0, b: s.bytes });

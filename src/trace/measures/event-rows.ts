@@ -32,13 +32,25 @@ export function requestOfEntries(stream: RequestStream, entries: number): Int32A
   return out;
 }
 
+/** The first time in the trace (NaN if none), found once per trace: a list asks for rows page by page. */
+const firstTimes = new WeakMap<TraceColumns, number>();
+function firstTime(trace: TraceColumns): number {
+  let t0 = firstTimes.get(trace);
+  if (t0 === undefined) {
+    t0 = NaN;
+    const d = trace.details;
+    for (let e = 0; d && e < trace.length && Number.isNaN(t0); e++) t0 = d.time[e]!;
+    firstTimes.set(trace, t0);
+  }
+  return t0;
+}
+
 /** Rows [start, start + count) of `trace`, clamped to it. */
 export function eventRows(trace: TraceColumns, requestOf: Int32Array, start: number, count: number): EventRow[] {
   const rows: EventRow[] = [];
   const end = Math.min(trace.length, start + count);
   const d = trace.details;
-  let t0 = NaN;
-  for (let e = 0; d && e < trace.length && Number.isNaN(t0); e++) t0 = d.time[e]!;
+  const t0 = firstTime(trace);
   for (let e = Math.max(0, start); e < end; e++) {
     const context = d?.context.get(e);
     rows.push({

@@ -142,7 +142,7 @@ export function segmentsByPool(snapshot: Snapshot): PoolStreamRow[] {
 }
 
 /** Free blocks by size class: what a request of each size could find cached. */
-export const FREE_CLASSES: [string, number, number][] = [
+const FREE_CLASSES: [string, number, number][] = [
   ['under 1 MiB (small pool sizes)', 0, 2 ** 20],
   ['1 MiB to 20 MiB', 2 ** 20, 20 * 2 ** 20],
   ['20 MiB to 1 GiB', 20 * 2 ** 20, 2 ** 30],

@@ -73,7 +73,9 @@ export function timelineAnnotations(
         const start = open.get(name)?.shift();
         if (start !== undefined) out.push({ start, end: at, label: name, kind: 'range' });
       } else if (a.stage === 'START') {
-        open.set(name, [...(open.get(name) ?? []), at]);
+        let starts = open.get(name);
+        if (!starts) open.set(name, (starts = []));
+        starts.push(at);
       } else {
         out.push({ start: at, end: at, label: name, kind: 'range' });
       }
