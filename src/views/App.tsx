@@ -25,6 +25,7 @@ import { ThemeToggle } from './ThemeToggle';
 import { SweepExplorer } from './SweepExplorer';
 import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
+import { FileButton } from './FileButton';
 
 const SAMPLE = 'sample';
 
@@ -114,18 +115,7 @@ export function App() {
             </select>
           </>
         )}
-        <label className="file">
-          Open snapshot…
-          <input
-            type="file"
-            accept=".pickle,.gz,.json,.pkl"
-            onChange={(e) => {
-              const file = e.target.files?.[0];
-              if (file) void openFile(file);
-              e.target.value = '';
-            }}
-          />
-        </label>
+        <FileButton label="Open snapshot…" onFiles={([file]) => void openFile(file!)} />
         <span className="spacer" />
         <CopyLinkButton />
         <ThemeToggle />

@@ -1,13 +1,13 @@
 // Recordings beside the open one: another snapshot compared with it (peaks, OOMs, the reserved-allocated
 // gap, both timelines on one relative axis, the allocation sites whose bytes at the peak differ most),
 // or the snapshots of one job's ranks, one row each with the what-if under the session's config.
-import { useId } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
 import { useRecordings, type RankRow } from '../state/recordings-store';
 import { useSession } from '../state/session-store';
 import type { RecordingDigest, RunFigures } from '../trace/replay/recording-digest';
 import { shortFrame } from './frame-text';
+import { FileButton } from './FileButton';
 import { RECORDING_COLORS, RecordingsChart } from './RecordingsChart';
 import { usePanel } from './use-panel';
 
@@ -185,55 +185,15 @@ export function RecordingsPanel() {
     useShallow((s) => ({ other: s.other, wanted: s.wanted, self: s.self, ranks: s.ranks, busy: s.busy, compareWith: s.compareWith, openRanks: s.openRanks, closeCompare: s.closeCompare, closeRanks: s.closeRanks })),
   );
   const { conf, sourceKind, source } = useSession(useShallow((s) => ({ conf: s.settings.conf, sourceKind: s.summary?.sourceKind, source: s.summary?.source })));
-  const compareId = useId();
-  const ranksId = useId();
-  const folderId = useId();
   return (
     <details className="recordings" {...panel}>
       <summary>Other recordings: compare two, or a job's ranks</summary>
       {panel.open && (
         <div className="recordings-body">
           <div className="recordings-actions">
-            {sourceKind === 'snapshot' && (
-              <label className="file" htmlFor={compareId}>
-                Compare {source} with another snapshot…
-                <input
-                  id={compareId}
-                  type="file"
-                  accept=".pickle,.gz,.json,.pkl"
-                  onChange={(e) => {
-                    const f = e.target.files?.[0];
-                    if (f) void compareWith(f);
-                    e.target.value = '';
-                  }}
-                />
-              </label>
-            )}
-            <label className="file" htmlFor={ranksId}>
-              A job's ranks (several files)…
-              <input
-                id={ranksId}
-                type="file"
-                multiple
-                accept=".pickle,.gz,.json,.pkl"
-                onChange={(e) => {
-                  if (e.target.files?.length) void openRanks([...e.target.files]);
-                  e.target.value = '';
-                }}
-              />
-            </label>
-            <label className="file" htmlFor={folderId}>
-              … or a folder of them
-              <input
-                id={folderId}
-                type="file"
-                {...({ webkitdirectory: '' } as object)}
-                onChange={(e) => {
-                  if (e.target.files?.length) void openRanks([...e.target.files]);
-                  e.target.value = '';
-                }}
-              />
-            </label>
+            {sourceKind === 'snapshot' && <FileButton label={`Compare ${source} with another snapshot…`} onFiles={([f]) => void compareWith(f!)} />}
+            <FileButton label="A job's ranks (several files)…" multiple onFiles={(files) => void openRanks(files)} />
+            <FileButton label="… or a folder of them" directory onFiles={(files) => void openRanks(files)} />
             {busy && <span className="hint">replaying…</span>}
           </div>
           {wanted && !other && (

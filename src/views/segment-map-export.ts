@@ -1,7 +1,7 @@
 // The segment map as a file: its rectangles at the current zoom as SVG rects under its ruler and lane
 // labels (the on-screen overlay, styles inlined), and the same picture as PNG.
 import type { MapRect } from '../gpu/segment-map/segment-map-rects';
-import { dimmedCss, HATCH_COLOR, PALETTE } from '../gpu/segment-map/segment-map-palette';
+import { DIMMED_CSS, HATCH_COLOR, PALETTE } from '../gpu/segment-map/segment-map-palette';
 import { standaloneSvg, svgToPng } from './svg-export';
 
 export interface ExportableMap {
@@ -41,7 +41,7 @@ export function segmentMapSvg(): string {
   const n = (x: number): string => String(Math.round(x * 100) / 100);
   map.rects((r) => {
     const box = `x="${n(r.left)}" y="${n(r.top)}" width="${n(r.width)}" height="${n(r.height)}"`;
-    parts.push(`<rect ${box} fill="${r.dimmed ? dimmedCss(PALETTE[r.palette]!) : PALETTE[r.palette]!.css}"/>`);
+    parts.push(`<rect ${box} fill="${r.dimmed ? DIMMED_CSS[r.palette]! : PALETTE[r.palette]!.css}"/>`);
     if (r.oversize && !r.dimmed) parts.push(`<rect ${box} fill="url(#oversize)"/>`);
   });
   g.innerHTML = parts.join('');

@@ -30,9 +30,13 @@ export const HATCH_COLOR = BAND_COLOR + 1;
 export const DIMMED_ALPHA = 0.22;
 const DIM_GREY = 0.55;
 
-/** A palette entry as an unmarked block shows it (Canvas 2D and SVG; the shader mixes the same). */
-export function dimmedCss(p: PaletteEntry): string {
+/** A palette entry as an unmarked block shows it (Canvas 2D and SVG; the shader mixes the same, with
+ * DIM_GREY as segment-map.wgsl's own). */
+function dimmedCss(p: PaletteEntry): string {
   const [r, g, b, a] = p.rgba.map((v, i) => (i < 3 ? DIM_GREY + (v - DIM_GREY) * DIMMED_ALPHA : v)) as [number, number, number, number];
   const c = (v: number): number => Math.round(v * 255);
   return `rgb(${c(r)} ${c(g)} ${c(b)} / ${a})`;
 }
+
+/** DIMMED_CSS[k]: PALETTE[k] dimmed, made once (the 2D map paints with it every frame). */
+export const DIMMED_CSS: readonly string[] = PALETTE.map(dimmedCss);

@@ -6,7 +6,7 @@ import type { MemoryLayout } from '../../trace/measures/memory-layout';
 import { cancelDraw, drawPending, framesDrawn, scheduleDraw } from '../../lib/frame-scheduler';
 import { measure } from '../../lib/timing';
 import type { SegmentMapGeometry } from '../../plot/segment-map-geometry';
-import { dimmedCss, HATCH_COLOR, PALETTE } from './segment-map-palette';
+import { DIMMED_CSS, HATCH_COLOR, PALETTE } from './segment-map-palette';
 import { SegmentMapPainter, SegmentMapScene, type SegmentMapView } from './segment-map-painter';
 import { visibleRects, type MapRect } from './segment-map-rects';
 
@@ -147,7 +147,7 @@ export class SegmentMapRenderer {
     ctx.clearRect(0, 0, v.width, v.height);
     let hatch: CanvasPattern | null = null;
     this.rects((r) => {
-      ctx.fillStyle = r.dimmed ? dimmedCss(PALETTE[r.palette]!) : PALETTE[r.palette]!.css;
+      ctx.fillStyle = r.dimmed ? DIMMED_CSS[r.palette]! : PALETTE[r.palette]!.css;
       ctx.fillRect(r.left, r.top, r.width, r.height);
       if (r.oversize) {
         hatch ??= hatchPattern(ctx);
