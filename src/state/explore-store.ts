@@ -40,13 +40,14 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
   const { asked, recorded, capacity } = basis;
   let values: number[];
   let jobs: SweepJob[];
+  let n: number;
   if (axis === 'seed') {
     if (sourceLink?.kind !== 'workload') {
       useExplore.setState({ axis, values: [], rows: [], done: true, error: 'Seeds apply to the built-in workloads: pick one as the source.' });
       return;
     }
     values = options.values ?? Array.from({ length: options.seeds ?? 20 }, (_, i) => i + 1);
-    const n = workerCount(values.length);
+    n = workerCount(values.length);
     jobs = deal(values.map((seed, index) => ({ index, seed })), n).map((seeds) => ({
       kind: 'seeds',
       workload: sourceLink.id,
@@ -57,6 +58,7 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
     }));
   } else {
     values = options.values ?? [...PARAM_VALUES[axis]];
+    n = workerCount(values.length);
     let configs;
     try {
       configs = values.map((v, index) => ({ index, config: withParam(asked, axis, v) }));
@@ -66,10 +68,10 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
     }
     const stream = await sourceStream();
     if (superseded.aborted) return;
-    jobs = deal(configs, workerCount(values.length)).map((part) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: part }));
+    jobs = deal(configs, n).map((part) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: part }));
   }
   useExplore.setState({ axis, values, rows: values.map(() => null), done: false, error: null });
-  const mine = runSweepJobsInto(jobs, useExplore);
+  const mine = runSweepJobsInto(jobs, useExplore, n);
   superseded.addEventListener('abort', mine.stop);
   await mine.done;
   if (!superseded.aborted) useExplore.setState({ done: true });
