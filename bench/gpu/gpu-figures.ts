@@ -88,6 +88,14 @@ function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops
   return { chunks, ops, words: peakWords, opBytes: opWords * WORD_BYTES };
 }
 
+/** Runs per live-run figure (after a warm-up run). */
+const LIVE_RUNS = 5;
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s[s.length >> 1]!;
+}
+
 async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number): Promise<{ requests: number; perSecond: number }> {
   const stream = transformerTraining.generate({});
   const run = await LiveRun.create(stream, { config: DEFAULT_CONFIG, deviceBytes: DEVICE_BYTES, batch, gpu }, slot);
@@ -121,9 +129,20 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
 
   const liveRuns: LiveRunFigures[] = [];
   for (const batch of [64, 16, 256]) {
-    const on = await liveRunRate(true, slot, batch);
-    const off = await liveRunRate(false, slot, batch);
-    liveRuns.push({ requests: on.requests, gpuOnPerSecond: on.perSecond, gpuOffPerSecond: off.perSecond, batch });
+    // Warmed up (the first run of each compiles the allocator and the planning), then the median
+    // of LIVE_RUNS runs each, on and off alternated so that both see the machine alike.
+    await liveRunRate(true, slot, batch);
+    await liveRunRate(false, slot, batch);
+    const on: number[] = [];
+    const off: number[] = [];
+    let requests = 0;
+    for (let k = 0; k < LIVE_RUNS; k++) {
+      const a = await liveRunRate(true, slot, batch);
+      on.push(a.perSecond);
+      off.push((await liveRunRate(false, slot, batch)).perSecond);
+      requests = a.requests;
+    }
+    liveRuns.push({ requests, gpuOnPerSecond: median(on), gpuOffPerSecond: median(off), batch });
   }
   return {
     adapter: arena.context.adapter,

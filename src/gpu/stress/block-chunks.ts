@@ -5,13 +5,17 @@
 import type { ArenaLayout } from './arena-layout';
 import { FRAME_BYTES } from '../../allocator/placement/physical-frames';
 
-export const CHUNK_WORDS = 8192;
+export const CHUNK_WORDS = 65536;
 export const CHUNK_U32S = 4;
+
+/** A block with no words (shared: a scaled arena has thousands of them). */
+export const NO_CHUNKS: readonly number[] = Object.freeze([]);
 
 /**
  * Chunks for the block at byte `offset` of a segment mapped onto `frames`, `size` bytes long.
  * Pieces on physically adjacent frames merge before rounding to words, so the split into frames
- * leaves no gaps in a contiguous block.
+ * leaves no gaps in a contiguous block. A plain array: a typed array per block cost more to make
+ * than the rest of the batch's planning.
  */
 export function blockChunks(
   layout: ArenaLayout,
@@ -19,13 +23,13 @@ export function blockChunks(
   offset: number,
   size: number,
   tag: number,
-): Uint32Array {
+): readonly number[] {
   const pieces: number[] = []; // [physStart, physEnd) pairs
   const end = offset + size;
   for (let o = offset; o < end; ) {
     const k = Math.floor(o / FRAME_BYTES);
     // A page the device had no frame for (it ran out): the block gets no words there.
-    if (!(frames[k]! >= 0)) return new Uint32Array(0);
+    if (!(frames[k]! >= 0)) return NO_CHUNKS;
     const frameEnd = Math.min(end, (k + 1) * FRAME_BYTES);
     const phys = frames[k]! * FRAME_BYTES + (o - k * FRAME_BYTES);
     const physEnd = phys + (frameEnd - o);
@@ -44,11 +48,11 @@ export function blockChunks(
       first += count;
     }
   }
-  return Uint32Array.from(out);
+  return out.length === 0 ? NO_CHUNKS : out;
 }
 
 /** Words covered by a block's chunks. */
-export function chunkWords(chunks: Uint32Array): number {
+export function chunkWords(chunks: ArrayLike<number>): number {
   let words = 0;
   for (let i = 1; i < chunks.length; i += CHUNK_U32S) words += chunks[i]!;
   return words;

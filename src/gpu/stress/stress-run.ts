@@ -9,9 +9,10 @@ import { driverPlacementFor } from '../../allocator/placement/driver-placement';
 import { adoptInitialState } from '../../trace/replay/initial-state';
 import { RequestKind, type RequestStream } from '../../trace/stream/request-stream';
 import { ArenaLayout } from './arena-layout';
-import { blockChunks, CHUNK_U32S } from './block-chunks';
+import { blockChunks, CHUNK_U32S, NO_CHUNKS } from './block-chunks';
 import { FramedPlacement } from '../../allocator/placement/framed-placement';
 import { PhysicalFrames } from '../../allocator/placement/physical-frames';
+import { VerifyTable } from './verify-table';
 
 /** u32s per op entry: output chunk (start, count, tag, first), then the input chunk it reads. */
 export const OP_U32S = 8;
@@ -40,7 +41,9 @@ export interface BatchPlan {
 
 interface LiveBlock {
   block: Block;
-  chunks: Uint32Array;
+  chunks: readonly number[];
+  /** Where its chunks start in the verify table (-1: it has none). */
+  entry: number;
 }
 
 export class StressRun {
@@ -60,7 +63,7 @@ export class StressRun {
   faultOverlap = false;
 
   private readonly live = new Map<number, LiveBlock>();
-  private liveU32s = 0;
+  private readonly verifyTable = new VerifyTable();
   private nextTag = 1;
   private lastAllocated = -1;
   /** Blocks live before the first request (a trace that starts mid-run): the first batch fills them. */
@@ -133,51 +136,49 @@ export class StressRun {
     }
     this.position = end;
     if (!this.planning) return EMPTY_PLAN;
+    if (this.verifyTable.sparse) this.compact();
     const newLive = fresh.filter((b) => this.live.has(b));
     this.transientBlocks += fresh.length - newLive.length;
     return {
       fill: this.concat(newLive),
       op: this.opEntries(newLive, inputs),
-      verify: this.allChunks(),
+      verify: this.verifyTable.entries(),
       verifyBlocks: this.live.size,
     };
   }
 
   /** Work that rewrites every live block, e.g. into a new arena after a device loss. */
   rebuild(): BatchPlan {
-    const all = this.allChunks();
+    this.compact();
+    const all = this.verifyTable.entries();
     return { fill: all, op: new Uint32Array(0), verify: all, verifyBlocks: this.live.size };
   }
 
-  /** Every live block's chunks, in the order they were allocated. */
-  private allChunks(): Uint32Array<ArrayBuffer> {
-    const out = new Uint32Array(this.liveU32s);
-    let at = 0;
-    for (const { chunks } of this.live.values()) {
-      out.set(chunks, at);
-      at += chunks.length;
-    }
-    return out;
+  /** The verify table without blanks: every live block's chunks, in the order they were allocated. */
+  private compact(): void {
+    this.verifyTable.clear();
+    for (const live of this.live.values()) live.entry = live.chunks.length > 0 ? this.verifyTable.add(live.chunks) : -1;
   }
 
   private track(blockId: number, block: Block): void {
     const tag = this.nextTag++ >>> 0;
     const victim = this.faultOverlap ? this.live.get(this.lastAllocated) : undefined;
     const chunks = !this.planning ? NO_CHUNKS : victim ? overlapping(victim.chunks, tag) : this.chunksOf(block, tag);
-    this.live.set(blockId, { block, chunks });
-    this.liveU32s += chunks.length;
+    const entry = chunks.length > 0 ? this.verifyTable.add(chunks) : -1;
+    this.live.set(blockId, { block, chunks, entry });
     this.lastAllocated = blockId;
   }
 
   private untrack(blockId: number): void {
-    this.liveU32s -= this.live.get(blockId)!.chunks.length;
+    const { chunks, entry } = this.live.get(blockId)!;
+    if (entry >= 0) this.verifyTable.remove(entry, chunks.length / CHUNK_U32S);
     this.live.delete(blockId);
   }
 
-  private chunksOf(block: Block, tag: number): Uint32Array {
+  private chunksOf(block: Block, tag: number): readonly number[] {
     const segment = block.segment;
     const frames = this.placement.frames.framesOf(segment.addr);
-    if (!frames) return new Uint32Array(0);
+    if (!frames) return NO_CHUNKS;
     return blockChunks(this.layout, frames, block.addr - segment.addr, block.size, tag);
   }
 
@@ -188,8 +189,7 @@ export class StressRun {
     let at = 0;
     for (const b of ids) {
       const chunks = this.live.get(b)!.chunks;
-      out.set(chunks, at);
-      at += chunks.length;
+      for (let i = 0; i < chunks.length; i++) out[at++] = chunks[i]!;
     }
     return out;
   }
@@ -218,11 +218,10 @@ export class StressRun {
   }
 }
 
-const NO_CHUNKS = new Uint32Array(0);
 const EMPTY_PLAN: BatchPlan = { fill: new Uint32Array(0), op: new Uint32Array(0), verify: new Uint32Array(0), verifyBlocks: 0 };
 
 /** The fault: the victim's words, claimed under a new tag. */
-function overlapping(victim: Uint32Array, tag: number): Uint32Array {
+function overlapping(victim: readonly number[], tag: number): number[] {
   const chunks = victim.slice();
   for (let c = 2; c < chunks.length; c += CHUNK_U32S) chunks[c] = tag;
   return chunks;
