@@ -40,28 +40,40 @@ const SEEK_IN_PAGE = `(async (at) => {
   return [t1 - t0, result ? result.startTime - t0 : NaN, sum('splitscope:map-gpu'), sum('splitscope:seek-render') + sum('splitscope:frame')];
 })`;
 
-/** 32 max_split settings (20 MiB up by 25% steps, then unlimited) on the open trace, 1 worker and all,
- * on the warm pool, alternated 5 times (medians and ranges). Goal: 2 workers at least 1.7x faster than one. */
-async function benchSweep(page: import('playwright-core').Page): Promise<void> {
+/** Sweep runs per worker count, alternated, after two of each to warm the pool up. */
+const SWEEP_RUNS = 9;
+
+/**
+ * 32 max_split settings (20 MiB up by 25% steps, then unlimited) on the open trace, 1 worker and all,
+ * on the warm pool, alternated SWEEP_RUNS times (medians and ranges). Goal: 2 workers at least 1.7x
+ * faster than one. Judged without an X window: under Xvfb each frame the page draws while a sweep
+ * runs (the panel saying it is working, the first rows) costs SwiftShader's swap on the CPU (see
+ * MODES), taken from one of the two workers; a single worker leaves that core free. A real display's
+ * GPU takes no core, so the Xvfb figure understates the workers' speedup; it is printed too.
+ */
+async function benchSweep(page: import('playwright-core').Page, mode: string, judged: boolean): Promise<void> {
   const values = [...Array.from({ length: 31 }, (_, i) => Math.round(20 * 1.25 ** i)), null];
   const cores = await page.evaluate<number>('navigator.hardwareConcurrency');
   const time = (workers: number): Promise<number> => page.evaluate<number>(`window.splitscope.timeSweep(${JSON.stringify(values)}, ${workers})`);
   // A warm pool: every worker started, compiled and holding the trace's stream, as after a source's first sweep.
-  await time(cores);
-  await time(1);
+  for (let r = 0; r < 2; r++) {
+    await time(cores);
+    await time(1);
+  }
   const one: number[] = [];
   const all: number[] = [];
-  for (let r = 0; r < 5; r++) {
+  for (let r = 0; r < SWEEP_RUNS; r++) {
     one.push(await time(1));
     all.push(await time(cores));
   }
-  const range = (xs: number[]): string => `${Math.min(...xs).toFixed(2)}-${Math.max(...xs).toFixed(2)}`;
+  const range = (xs: number[]): string => `${Math.min(...xs).toFixed(3)}-${Math.max(...xs).toFixed(3)}`;
   const speedup = median(one) / median(all);
-  report(`sweep of 32 max_split settings: ${TRACES[0]}, Chromium, warm pool, medians of 5`, {
-    '1 worker (s)': `${median(one).toFixed(2)} (${range(one)})`,
-    [`${cores} workers, one per core (s)`]: `${median(all).toFixed(2)} (${range(all)})`,
+  const verdict = cores < 2 ? 'not measured (one core)' : speedup >= 1.7 ? 'met' : 'NOT met';
+  report(`sweep of 32 max_split settings: ${TRACES[0]}, Chromium, ${mode}, warm pool, medians of ${SWEEP_RUNS}`, {
+    '1 worker (s)': `${median(one).toFixed(3)} (${range(one)})`,
+    [`${cores} workers, one per core (s)`]: `${median(all).toFixed(3)} (${range(all)})`,
     speedup: speedup.toFixed(2),
-    'goal: 2 workers at least 1.7x faster than 1': cores < 2 ? 'not measured (one core)' : speedup >= 1.7 ? 'met' : 'NOT met',
+    [judged ? 'goal: 2 workers at least 1.7x faster than 1' : 'goal (judged without an X window, below)']: judged ? verdict : `${verdict} here`,
   });
 }
 
@@ -83,7 +95,7 @@ export async function benchPageLatency(): Promise<void> {
   if (!existsSync(`${ROOT}/dist/index.html`)) spawnSync('npx', ['vite', 'build', '--logLevel', 'warn'], { stdio: 'inherit' });
   const server = await preview({ preview: { host: '127.0.0.1', port: 0, strictPort: false }, logLevel: 'warn' });
   try {
-    for (const [mode, args] of MODES) await benchMode(server.resolvedUrls!.local[0]!, mode, args, mode === MODES[0]![0]);
+    for (const [mode, args] of MODES) await benchMode(server.resolvedUrls!.local[0]!, mode, args);
   } finally {
     await server.close();
   }
@@ -105,7 +117,7 @@ async function measure(page: import('playwright-core').Page, step: (i: number) =
   return out;
 }
 
-async function benchMode(url: string, mode: string, args: string[], withSweep: boolean): Promise<void> {
+async function benchMode(url: string, mode: string, args: string[]): Promise<void> {
   const browser = await launch(args);
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
@@ -127,7 +139,7 @@ async function benchMode(url: string, mode: string, args: string[], withSweep: b
       await slider.press('End');
       await page.evaluate('window.splitscope.ready()');
       const steps = await measure(page, (i) => `${STEP_IN_PAGE}(${JSON.stringify(i % 4 < 2 ? 'ArrowLeft' : 'ArrowRight')})`);
-      if (file === TRACES[0] && withSweep) await benchSweep(page);
+      if (file === TRACES[0]) await benchSweep(page, mode, args.includes('--ozone-platform=headless'));
       const goal = file === TRACES[0] ? 50 : 300;
       report(`slider to updated view: ${file} (${total.toLocaleString()} requests), Chromium, ${mode}`, {
         'median ms (range)': range(steps.total),
