@@ -57,6 +57,11 @@ function show(where: string, f: GpuFigures): void {
     // Verify reads every live block after every batch: that alone bounds a batch's rate on any GPU.
     [`ceiling set by verify alone (${(f.liveBytes / 2 ** 20).toFixed(0)} MiB read per batch of ${f.liveRun.batch})`]:
       `${Math.round(((f.verify * 1e9) / f.liveBytes) * f.liveRun.batch).toLocaleString()} requests/s`,
+    ...(f.batchFixedUs !== undefined
+      ? {
+          [`a batch's fixed WebGPU cost (a one-word plan), beside the allocator's whole batch of ${f.liveRun.batch} unstressed`]: `${f.batchFixedUs.toFixed(0)} us, ${((f.liveRun.batch / f.liveRun.gpuOffPerSecond) * 1e6).toFixed(0)} us`,
+        }
+      : {}),
     [`goal on the H200: stress on at least half the requests/s of off (batch ${f.liveRun.batch}, the page's)`]:
       f.adapter.includes('h200') ? (f.liveRun.gpuOnPerSecond >= f.liveRun.gpuOffPerSecond / 2 ? 'met' : 'NOT met') : 'measured on the device machine',
   });

@@ -33,6 +33,9 @@ export interface GpuFigures {
   liveRun: LiveRunFigures;
   /** The same at other batch sizes (recorded since batches were pipelined). */
   liveRuns?: LiveRunFigures[];
+  /** Microseconds per batch submitted with next to no work (one chunk of one word to fill, touch
+   * and verify): the fixed WebGPU cost a batch pays whatever it holds (recorded since December 2026). */
+  batchFixedUs?: number;
 }
 
 export interface LiveRunFigures {
@@ -144,6 +147,7 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
     }
     liveRuns.push({ requests, gpuOnPerSecond: median(on), gpuOffPerSecond: median(off), batch });
   }
+  const batchFixedUs = await fixedBatchCost(kernels);
   return {
     adapter: arena.context.adapter,
     arenaBytes: arena.bytes,
@@ -160,5 +164,22 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
     mismatches,
     liveRun: liveRuns[0]!,
     liveRuns: liveRuns.slice(1),
+    batchFixedUs,
   };
+}
+
+/** The median of 5 runs of 500 batches of a one-word plan, submitted back to back as a playing run
+ * does, in microseconds per batch (the uploads, the pass, the submission and the count's readback). */
+async function fixedBatchCost(kernels: GpuArena['kernels']): Promise<number> {
+  const chunk = Uint32Array.from([0, 1, 1, 0]);
+  const plan = { fill: chunk, op: Uint32Array.from([0, 1, 1, 0, 0, 0, 0, 0]), verify: chunk, verifyBlocks: 1 };
+  const runs: number[] = [];
+  for (let r = 0; r < 6; r++) {
+    const t0 = performance.now();
+    const results: Promise<unknown>[] = [];
+    for (let i = 0; i < 500; i++) results.push((await kernels.submit(plan)).result);
+    await Promise.all(results);
+    if (r > 0) runs.push(((performance.now() - t0) * 1e3) / 500);
+  }
+  return median(runs);
 }
