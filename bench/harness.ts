@@ -19,10 +19,7 @@ export function best(runs: number, fn: () => unknown): number {
   return fastest;
 }
 
-export function median(values: number[]): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.floor(sorted.length / 2)]!;
-}
+export { median } from './median';
 
 export function report(title: string, figures: Record<string, string | number>): void {
   console.log(`\n${title}`);

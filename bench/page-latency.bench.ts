@@ -66,12 +66,12 @@ async function benchSweep(page: import('playwright-core').Page, mode: string, ju
     one.push(await time(1));
     all.push(await time(cores));
   }
-  const range = (xs: number[]): string => `${Math.min(...xs).toFixed(3)}-${Math.max(...xs).toFixed(3)}`;
+  const spread = (xs: number[]): string => `${Math.min(...xs).toFixed(3)}-${Math.max(...xs).toFixed(3)}`;
   const speedup = median(one) / median(all);
   const verdict = cores < 2 ? 'not measured (one core)' : speedup >= 1.7 ? 'met' : 'NOT met';
   report(`sweep of 32 max_split settings: ${TRACES[0]}, Chromium, ${mode}, warm pool, medians of ${SWEEP_RUNS}`, {
-    '1 worker (s)': `${median(one).toFixed(3)} (${range(one)})`,
-    [`${cores} workers, one per core (s)`]: `${median(all).toFixed(3)} (${range(all)})`,
+    '1 worker (s)': `${median(one).toFixed(3)} (${spread(one)})`,
+    [`${cores} workers, one per core (s)`]: `${median(all).toFixed(3)} (${spread(all)})`,
     speedup: speedup.toFixed(2),
     [judged ? 'goal: 2 workers at least 1.7x faster than 1' : 'goal (judged without an X window, below)']: judged ? verdict : `${verdict} here`,
   });

@@ -11,6 +11,7 @@ import { GpuSlot } from '../../src/gpu/gpu-slot';
 import { LiveRun } from '../../src/gpu/stress/live-run';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
 import { transformerTraining } from '../../src/trace/stream/workloads';
+import { median } from '../median';
 
 export interface GpuFigures {
   adapter: string;
@@ -93,11 +94,6 @@ function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops
 
 /** Runs per live-run figure (after a warm-up run). */
 const LIVE_RUNS = 5;
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[s.length >> 1]!;
-}
 
 async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number): Promise<{ requests: number; perSecond: number }> {
   const stream = transformerTraining.generate({});

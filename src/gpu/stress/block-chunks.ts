@@ -50,10 +50,3 @@ export function blockChunks(
   }
   return out.length === 0 ? NO_CHUNKS : out;
 }
-
-/** Words covered by a block's chunks. */
-export function chunkWords(chunks: ArrayLike<number>): number {
-  let words = 0;
-  for (let i = 1; i < chunks.length; i += CHUNK_U32S) words += chunks[i]!;
-  return words;
-}
