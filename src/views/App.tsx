@@ -119,8 +119,11 @@ export function App() {
         <span className="spacer" />
         <CopyLinkButton />
         <ThemeToggle />
+        {/* Over the header's bottom edge, out of the flow: a bar that pushed the page down would
+            resize the map and the timeline, whose redraws (hundreds of ms on a software GPU) would
+            then compete with the parse. */}
+        {progress !== null && <progress className="import" value={progress} max={1} aria-label="Reading the snapshot" />}
       </header>
-      {progress !== null && <progress className="import" value={progress} max={1} aria-label="Reading the snapshot" />}
       {error && (
         <p role="alert" className="error banner">
           {error}{' '}

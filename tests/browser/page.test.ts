@@ -132,6 +132,28 @@ test('arrow keys step the cursor one request when no control has focus, and the 
   await ready();
 });
 
+test('opening a file moves nothing on the page (a resize would redraw the map and timeline mid-open)', async () => {
+  // Watches, from the page, where the views start while the file is read and until it is drawn.
+  await session.page.evaluate(`(() => {
+    const layout = document.querySelector('.layout');
+    const top = layout.getBoundingClientRect().top;
+    window.__open = { bar: false, moved: [] };
+    window.__openWatch = new MutationObserver(() => {
+      if (document.querySelector('progress.import')) window.__open.bar = true;
+      const now = layout.getBoundingClientRect().top;
+      if (now !== top) window.__open.moved.push(now - top);
+    });
+    window.__openWatch.observe(document.body, { childList: true, subtree: true, attributes: true, characterData: true });
+  })()`);
+  await session.page.setInputFiles('input[type=file]', SAMPLE);
+  await session.page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('train_gpt2-n12.pickle.gz')`);
+  await ready();
+  const open = await session.page.evaluate<{ bar: boolean; moved: number[] }>(`(window.__openWatch.disconnect(), window.__open)`);
+  expect(open.bar).toBe(true); // the progress bar was shown
+  expect(open.moved).toEqual([]);
+  expect(await session.page.locator('progress.import').count()).toBe(0);
+});
+
 test('a file of random bytes gives an alert and the previous view stays', async () => {
   const before = await stats();
   const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => (i * 7919 + 13) % 251));

@@ -121,7 +121,8 @@ export class SegmentMapRenderer {
 
   /** Resolves when the GPU has finished the frames drawn so far (benchmarks). */
   async finished(): Promise<void> {
-    await this.gpu?.painter.device.queue.onSubmittedWorkDone();
+    // A lost device (its instance gone) rejects: its frames will never finish, and lost() redraws.
+    await this.gpu?.painter.device.queue.onSubmittedWorkDone().catch(() => undefined);
   }
 
   destroy(): void {
