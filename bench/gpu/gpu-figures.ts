@@ -2,7 +2,6 @@
 // Node on the device machine): fill, op and verify throughput over a workload's live blocks beside
 // plain streaming kernels over the whole arena on the same buffer, and a live run with GPU stress
 // on and off. Kernel times are wall-clock around submissions of `repeat` dispatches, best of five.
-import { GiB } from '../../src/allocator/constants';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { WORD_BYTES } from '../../src/gpu/stress/arena-layout';
 import { CHUNK_U32S } from '../../src/gpu/stress/block-chunks';
@@ -12,6 +11,7 @@ import { LiveRun } from '../../src/gpu/stress/live-run';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
 import { transformerTraining } from '../../src/trace/stream/workloads';
 import { median } from '../median';
+import { STRESS_DEVICE_BYTES } from './gpu-floor';
 
 export interface GpuFigures {
   adapter: string;
@@ -46,9 +46,7 @@ export interface LiveRunFigures {
   batch: number;
 }
 
-// A 40 GB card: the transformer's live blocks then fill most of the arena, so fixed per-dispatch costs
-// weigh on the block kernels no more than on the whole-arena ones.
-const DEVICE_BYTES = 40 * GiB;
+const DEVICE_BYTES = STRESS_DEVICE_BYTES;
 
 /** Seconds per dispatch: the best of `samples` submissions of `repeat` dispatches, after a warm-up
  * (one sample swings by a third on the H200 as clocks settle). */

@@ -1,0 +1,49 @@
+// The floor a GPU's memory sets under a stressed live run: the bytes its kernels must move over the
+// whole run (fill the blocks each batch made, run their ops, verify every live block after every
+// batch) at the bandwidths measured for those kernels. No launch, submission or CPU time counts, so
+// no live run at that batch size, on that GPU, can be faster. Plans the run here (pure bookkeeping).
+import { GiB } from '../../src/allocator/constants';
+import { DEFAULT_CONFIG } from '../../src/allocator/config';
+import { WORD_BYTES } from '../../src/gpu/stress/arena-layout';
+import { CHUNK_U32S } from '../../src/gpu/stress/block-chunks';
+import { OP_U32S, StressRun } from '../../src/gpu/stress/stress-run';
+import { transformerTraining } from '../../src/trace/stream/workloads';
+
+// A 40 GB card: the transformer's live blocks then fill most of the arena, so fixed per-dispatch costs
+// weigh on the block kernels no more than on the whole-arena ones.
+export const STRESS_DEVICE_BYTES = 40 * GiB;
+
+/** GB/s (1e9 bytes/s) of each kernel, as measured. */
+export interface KernelRates {
+  fill: number;
+  op: number;
+  verify: number;
+}
+
+export interface GpuFloor {
+  requests: number;
+  batches: number;
+  /** Bytes verify reads in an average batch. */
+  verifyBytesPerBatch: number;
+  /** The most requests/s the kernels' bytes allow. */
+  perSecond: number;
+}
+
+export function gpuFloor(rates: KernelRates, arenaBytes: number, batch: number): GpuFloor {
+  const run = new StressRun(transformerTraining.generate({}), { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, arenaWords: Math.floor(arenaBytes / WORD_BYTES) });
+  let verify = 0;
+  let fill = 0;
+  let op = 0;
+  let batches = 0;
+  while (!run.done) {
+    const plan = run.step(batch);
+    batches++;
+    for (let c = 1; c < plan.verify.length; c += CHUNK_U32S) verify += plan.verify[c]!;
+    for (let c = 1; c < plan.fill.length; c += CHUNK_U32S) fill += plan.fill[c]!;
+    // Op reads min(input, output) words and writes the output's (as gpu-figures counts it).
+    for (let e = 0; e < plan.op.length; e += OP_U32S) op += plan.op[e + 1]! + Math.min(plan.op[e + 1]!, plan.op[e + CHUNK_U32S + 1]!);
+  }
+  const seconds = (WORD_BYTES * verify) / (rates.verify * 1e9) + (WORD_BYTES * fill) / (rates.fill * 1e9) + (WORD_BYTES * op) / (rates.op * 1e9);
+  const requests = run.stream.length;
+  return { requests, batches, verifyBytesPerBatch: (WORD_BYTES * verify) / batches, perSecond: requests / seconds };
+}
