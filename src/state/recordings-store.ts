@@ -1,7 +1,8 @@
 // Recordings beside the open source: another snapshot compared with it (before and after a change, two
 // batch sizes), or a set of snapshots from one job (rank_0 ... rank_N). Each file is digested in a
 // worker of its own (worker/digest-worker.ts), two at a time; the open source's digest comes from the
-// replay worker. A new config asked for in the session replays every digest's what-if again.
+// replay worker. A new config asked for in the session replays every digest's what-if again, and
+// stops the workers of the digests it supersedes.
 import { create } from 'zustand';
 import { wrap } from 'comlink';
 import type { RecordingDigest } from '../trace/replay/recording-digest';
@@ -38,23 +39,31 @@ interface RecordingsState {
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
-/** A file's digest under `conf`, in a worker of its own that ends with the answer. */
-async function digestFile(file: File, conf: string | null): Promise<RecordingDigest> {
+/** A file's digest under `conf`, in a worker of its own that ends with the answer (or when `stop`
+ * aborts: a digest a newer config superseded would take a core from the one that replaces it). */
+async function digestFile(file: File, conf: string | null, stop: AbortSignal): Promise<RecordingDigest> {
   const refused = tooLargeToOpen(file);
   if (refused) throw new Error(refused);
+  stop.throwIfAborted();
   const worker = startWorker('digest');
+  let end = (): void => {};
+  const stopped = new Promise<never>((_, reject) => {
+    end = () => reject(stop.reason);
+    stop.addEventListener('abort', end);
+  });
   try {
-    return await wrap<DigestApi>(worker).digest(file.name, file, conf);
+    return await Promise.race([wrap<DigestApi>(worker).digest(file.name, file, conf), stopped]);
   } finally {
+    stop.removeEventListener('abort', end);
     worker.terminate();
   }
 }
 
-/** Runs `tasks` two at a time (the machine's cores, the page keeps one). */
-async function twoAtATime(tasks: (() => Promise<void>)[]): Promise<void> {
+/** Runs `tasks` two at a time (the machine's cores, the page keeps one); none starts once `stop` aborts. */
+async function twoAtATime(tasks: (() => Promise<void>)[], stop: AbortSignal): Promise<void> {
   let next = 0;
   const lane = async (): Promise<void> => {
-    while (next < tasks.length) await tasks[next++]!();
+    while (next < tasks.length && !stop.aborted) await tasks[next++]!();
   };
   await Promise.all([lane(), lane()]);
 }
@@ -71,8 +80,28 @@ async function linkOf(file: File): Promise<LinkFile> {
 /** rank_2 before rank_10: names compared with their numbers as numbers. */
 const byRank = (a: File, b: File): number => a.name.localeCompare(b.name, undefined, { numeric: true });
 
-/** Digests of the current generation only land (a newer config or set replaces them). */
-let generation = 0;
+/**
+ * One kind of digest run (the comparison's, the ranks'): only the current run's digests land, and a
+ * newer one (a new config, file or set, or a close) stops the workers of the one it supersedes.
+ */
+class Runs {
+  current = 0;
+  private controller = new AbortController();
+
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** Supersedes the current run; returns the new one's number. */
+  next(): number {
+    this.controller.abort(new DOMException('A newer run replaced this digest.', 'AbortError'));
+    this.controller = new AbortController();
+    return ++this.current;
+  }
+}
+
+const compareRuns = new Runs();
+const rankRuns = new Runs();
 let pending = 0;
 
 function track<T>(p: Promise<T>): Promise<T> {
@@ -95,7 +124,7 @@ export const useRecordings = create<RecordingsState>()((set) => ({
       (link) => useRecordings.getState().other?.file === file && useRecordings.setState({ other: { ...useRecordings.getState().other!, link } }),
       () => {},
     );
-    await digestCompare(generation);
+    await digestCompare(compareRuns.next());
   },
   async openRanks(files) {
     const sorted = [...files].filter((f) => /\.(pickle|pkl|gz|json)$/i.test(f.name)).sort(byRank);
@@ -104,12 +133,14 @@ export const useRecordings = create<RecordingsState>()((set) => ({
       set({ ranks: [{ name: '(no snapshot files)', file: new File([], ''), digest: null, error: 'None of the files chosen is a snapshot (.pickle, .pickle.gz, .json).' }] });
       return;
     }
-    await digestRanks(generation);
+    await digestRanks(rankRuns.next());
   },
   closeCompare() {
+    compareRuns.next();
     set({ other: null, self: null, wanted: null });
   },
   closeRanks() {
+    rankRuns.next();
     set({ ranks: null });
   },
 }));
@@ -121,12 +152,12 @@ async function digestCompare(gen: number): Promise<void> {
   await track(
     Promise.all([
       callWorker((w) => w.digest(conf)).then(
-        (self) => gen === generation && useRecordings.setState({ self }),
-        (e) => gen === generation && useRecordings.setState({ other: { ...useRecordings.getState().other!, error: `${useSession.getState().summary?.source}: ${message(e)}` } }),
+        (self) => gen === compareRuns.current && useRecordings.setState({ self }),
+        (e) => gen === compareRuns.current && useRecordings.setState({ other: { ...useRecordings.getState().other!, error: `${useSession.getState().summary?.source}: ${message(e)}` } }),
       ),
-      digestFile(other.file, conf).then(
-        (digest) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...useRecordings.getState().other!, digest, error: null } }),
-        (e) => gen === generation && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...useRecordings.getState().other!, digest: null, error: `${other.file.name}: ${message(e)}` } }),
+      digestFile(other.file, conf, compareRuns.signal).then(
+        (digest) => gen === compareRuns.current && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...useRecordings.getState().other!, digest, error: null } }),
+        (e) => gen === compareRuns.current && useRecordings.getState().other?.file === other.file && useRecordings.setState({ other: { ...useRecordings.getState().other!, digest: null, error: `${other.file.name}: ${message(e)}` } }),
       ),
     ]),
   );
@@ -136,8 +167,9 @@ async function digestRanks(gen: number): Promise<void> {
   const rows = useRecordings.getState().ranks;
   if (!rows) return;
   const conf = useSession.getState().settings.conf;
+  const stop = rankRuns.signal;
   const update = (i: number, patch: Partial<RankRow>): void => {
-    if (gen !== generation || useRecordings.getState().ranks?.[i]?.file !== rows[i]!.file) return;
+    if (gen !== rankRuns.current || useRecordings.getState().ranks?.[i]?.file !== rows[i]!.file) return;
     const next = [...(useRecordings.getState().ranks ?? [])];
     next[i] = { ...next[i]!, ...patch };
     useRecordings.setState({ ranks: next });
@@ -146,11 +178,12 @@ async function digestRanks(gen: number): Promise<void> {
     twoAtATime(
       rows.map((row, i) => async () => {
         try {
-          update(i, { digest: await digestFile(row.file, conf), error: null });
+          update(i, { digest: await digestFile(row.file, conf, stop), error: null });
         } catch (e) {
           update(i, { digest: null, error: message(e) });
         }
       }),
+      stop,
     ),
   );
 }
@@ -166,8 +199,8 @@ export function installRecordings(): void {
     const confChanged = s.settings.conf !== prev.settings.conf;
     const sourceChanged = s.summary?.source !== prev.summary?.source && s.summary !== null;
     if (!confChanged && !sourceChanged) return;
-    generation++;
-    if (useRecordings.getState().other) void digestCompare(generation);
-    if (confChanged && useRecordings.getState().ranks) void digestRanks(generation);
+    if (useRecordings.getState().other) void digestCompare(compareRuns.next());
+    // The ranks' digests depend on the config alone: a new source leaves them running.
+    if (confChanged && useRecordings.getState().ranks) void digestRanks(rankRuns.next());
   });
 }

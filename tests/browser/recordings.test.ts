@@ -95,6 +95,32 @@ test('a rank set: one row per rank, in rank order, equal to the CLI; the what-if
   await ready();
 });
 
+test('a new config stops the rank digests it supersedes: two digest workers at most, the rows under the last config', async () => {
+  // Three ranks that each take seconds to digest, so that the first configs' digests are still
+  // running when the next config comes.
+  const big = readFileSync('tests/fixtures/random-s3__default.pickle.gz');
+  await session.page.locator('.recordings-actions input[type=file]').nth(1).setInputFiles([0, 1, 2].map((r) => ({ name: `rank_${r}.pickle.gz`, mimeType: 'application/gzip', buffer: big })));
+  const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  for (const conf of ['max_split_size_mb:32', 'max_split_size_mb:64']) {
+    await field.fill(conf);
+    await field.press('Enter');
+  }
+  // The superseded digests' workers are gone: Chromium ends a busy worker it was told to terminate
+  // within about 2 s, while each digest runs for longer.
+  await new Promise((r) => setTimeout(r, 3000));
+  const alive = session.page.workers().filter((w) => w.url().includes('digest-worker')).length;
+  expect(alive).toBeGreaterThan(0);
+  expect(alive).toBeLessThanOrEqual(2);
+  await ready();
+  const want = cli('../random-s3__default.pickle.gz', '--conf', 'max_split_size_mb:64');
+  const rows = session.page.getByRole('table', { name: 'Ranks of one job' }).locator('tbody tr');
+  for (let r = 0; r < 3; r++) expect((await rows.nth(r).locator('td.what-if').textContent())!.startsWith(`${formatSize(want['reserved_bytes.all.peak']!)} `)).toBe(true);
+  await session.page.locator('.recordings-head').getByRole('button', { name: 'close' }).click();
+  await field.fill('');
+  await field.press('Enter');
+  await ready();
+});
+
 test('several files dropped on the page together are a rank set', async () => {
   const names = ['rank_1.pickle.gz', 'rank_0.pickle.gz', 'rank_2.pickle.gz'];
   const files = names.map((n) => ({ name: n, data: readFileSync(`${JOB}/${n}`).toString('base64') }));
