@@ -5,6 +5,7 @@ import { create } from 'zustand';
 import { AsyncLimiter } from '../lib/async-limiter';
 import type { StackSelection } from '../trace/measures/allocation-stacks';
 import { idsUnder, nodeAtPath, type StackTree } from '../trace/measures/memory-by-stack';
+import type { ReplaySummary } from '../worker/replay-protocol';
 import { callWorker } from './replay-client';
 import { useSession } from './session-store';
 
@@ -88,6 +89,11 @@ const isOpen = (): boolean => useSession.getState().look.panels.includes('stacks
 const PLAYING_MS = 250;
 let playTimer: ReturnType<typeof setTimeout> | null = null;
 
+/** Which requests a replay failed, and of which source: what a selection's series depends on. */
+function oomKey(summary: ReplaySummary | null): string {
+  return summary ? `${summary.source}:${summary.device}:${summary.ooms.map((o) => o.request).join(',')}` : '';
+}
+
 /** Follows the view while the stack panel is open: a new cursor or replay, a new tree; a new replay or
  * source, a new series (a what-if's OOMs change which allocs exist); a new source drops the selection. */
 export function installStacks(): void {
@@ -101,6 +107,9 @@ export function installStacks(): void {
       if (!s.playing || opened) requestTree();
       else if (playTimer === null) playTimer = setTimeout(() => ((playTimer = null), requestTree()), PLAYING_MS);
     }
-    if ((opened || s.summary !== prev.summary) && useStacks.getState().selection) requestSeries();
+    // A replay changes the series only through its OOMs (a failed alloc never existed): a slider
+    // step that fails the same requests asks the worker for nothing.
+    const oomsChanged = s.summary !== prev.summary && oomKey(s.summary) !== oomKey(prev.summary);
+    if ((opened || oomsChanged) && useStacks.getState().selection) requestSeries();
   });
 }
