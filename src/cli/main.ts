@@ -122,13 +122,11 @@ function main(argv: string[]): number | Promise<number> {
     });
   const emptyCacheAfter = indices('empty-cache-at');
   const resetPeakAfter = indices('reset-peak-at');
-  const device = values.device?.trim();
-  if (device !== undefined && !/^\d+$/.test(device)) throw new UsageError(`--device takes a device index, not '${values.device}'`);
+  const d = deviceIndex(values.device);
   const until = values.until?.trim();
   if (until !== undefined && !/^\d+$/.test(until)) throw new UsageError(`--until takes a request index, not '${values.until}'`);
   // Only --out needs the times and stack frames; a replay needs the columns alone.
   const { snapshot, traces } = loadForReplay(file, values.out !== undefined);
-  const d = Number(device ?? 0);
   requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
@@ -139,7 +137,7 @@ function main(argv: string[]): number | Promise<number> {
     ...(emptyCacheAfter ? { emptyCacheAfter } : {}),
     ...(resetPeakAfter ? { resetPeakAfter } : {}),
     ...(until !== undefined ? { until: Number(until) } : {}),
-    ...(device !== undefined ? { device: Number(device) } : {}),
+    device: d,
   });
   const { result } = run;
   if (values.out) {
@@ -174,12 +172,17 @@ function main(argv: string[]): number | Promise<number> {
   return 0;
 }
 
+/** --device's index (0 when not given); a usage error for anything but a whole number. */
+function deviceIndex(arg: string | undefined): number {
+  const device = arg?.trim() ?? '0';
+  if (!/^\d+$/.test(device)) throw new UsageError(`--device takes a device index, not '${arg}'`);
+  return Number(device);
+}
+
 /** splitscope stats: the final state as recorded (segsum, pools, free blocks), then as the model has it at the end. */
 function stats(file: string, deviceArg: string | undefined, conf: string | undefined, capacity: Capacity | null | undefined, json: boolean): number {
-  const device = deviceArg?.trim() ?? '0';
-  if (!/^\d+$/.test(device)) throw new UsageError(`--device takes a device index, not '${deviceArg}'`);
+  const d = deviceIndex(deviceArg);
   const { snapshot, traces } = loadForReplay(file);
-  const d = Number(device);
   requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
