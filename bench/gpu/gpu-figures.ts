@@ -11,7 +11,7 @@ import { LiveRun } from '../../src/gpu/stress/live-run';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
 import { transformerTraining } from '../../src/trace/stream/workloads';
 import { median } from '../median';
-import { STRESS_DEVICE_BYTES } from './gpu-floor';
+import { chunkWords, opWords, STRESS_DEVICE_BYTES } from './gpu-floor';
 
 export interface GpuFigures {
   adapter: string;
@@ -46,8 +46,6 @@ export interface LiveRunFigures {
   batch: number;
 }
 
-const DEVICE_BYTES = STRESS_DEVICE_BYTES;
-
 /** Seconds per dispatch: the best of `samples` submissions of `repeat` dispatches, after a warm-up
  * (one sample swings by a third on the H200 as clocks settle). */
 async function timed(repeat: number, submit: () => Promise<unknown>, samples = 5): Promise<number> {
@@ -63,13 +61,12 @@ async function timed(repeat: number, submit: () => Promise<unknown>, samples = 5
 
 /** The live blocks at the workload's peak, as chunk tables for the three kernels. */
 function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops: Uint32Array<ArrayBuffer>; words: number; opBytes: number } {
-  const run = new StressRun(transformerTraining.generate({}), { config: DEFAULT_CONFIG, deviceBytes: DEVICE_BYTES, arenaWords });
+  const run = new StressRun(transformerTraining.generate({}), { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, arenaWords });
   let peak: BatchPlan | null = null;
   let peakWords = -1;
   while (!run.done) {
     const plan = run.step(256);
-    let words = 0;
-    for (let c = 1; c < plan.verify.length; c += CHUNK_U32S) words += plan.verify[c]!;
+    const words = chunkWords(plan.verify);
     if (words > peakWords) [peak, peakWords] = [plan, words];
   }
   const chunks = peak!.verify;
@@ -84,10 +81,7 @@ function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops
     const j = (i - half) * CHUNK_U32S;
     ops.set(chunks.subarray(j, j + CHUNK_U32S), at + CHUNK_U32S);
   }
-  // Op reads min(input, output) words and writes the output's.
-  let opWords = 0;
-  for (let e = 0; e < ops.length; e += OP_U32S) opWords += ops[e + 1]! + Math.min(ops[e + 1]!, ops[e + CHUNK_U32S + 1]!);
-  return { chunks, ops, words: peakWords, opBytes: opWords * WORD_BYTES };
+  return { chunks, ops, words: peakWords, opBytes: opWords(ops) * WORD_BYTES };
 }
 
 /** Runs per live-run figure (after a warm-up run). */
@@ -95,7 +89,7 @@ const LIVE_RUNS = 5;
 
 async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number): Promise<{ requests: number; perSecond: number }> {
   const stream = transformerTraining.generate({});
-  const run = await LiveRun.create(stream, { config: DEFAULT_CONFIG, deviceBytes: DEVICE_BYTES, batch, gpu }, slot);
+  const run = await LiveRun.create(stream, { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, batch, gpu }, slot);
   const t0 = performance.now();
   await run.play();
   const seconds = (performance.now() - t0) / 1e3;

@@ -14,7 +14,7 @@ import { transformerTraining } from '../../src/trace/stream/workloads';
 export const STRESS_DEVICE_BYTES = 40 * GiB;
 
 /** GB/s (1e9 bytes/s) of each kernel, as measured. */
-export interface KernelRates {
+interface KernelRates {
   fill: number;
   op: number;
   verify: number;
@@ -29,7 +29,23 @@ export interface GpuFloor {
   perSecond: number;
 }
 
-export function gpuFloor(rates: KernelRates, arenaBytes: number, batch: number): GpuFloor {
+/** The words a chunk table (fill's, verify's) covers: each entry's count. */
+export function chunkWords(table: Uint32Array): number {
+  let words = 0;
+  for (let c = 1; c < table.length; c += CHUNK_U32S) words += table[c]!;
+  return words;
+}
+
+/** The words an op table moves: each op reads min(input, output) words and writes the output's. */
+export function opWords(ops: Uint32Array): number {
+  let words = 0;
+  for (let e = 0; e < ops.length; e += OP_U32S) words += ops[e + 1]! + Math.min(ops[e + 1]!, ops[e + CHUNK_U32S + 1]!);
+  return words;
+}
+
+/** `f`: the kernels' rates and the arena they were measured on. */
+export function gpuFloor(f: KernelRates & { arenaBytes: number }, batch: number): GpuFloor {
+  const { arenaBytes, ...rates } = f;
   const run = new StressRun(transformerTraining.generate({}), { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, arenaWords: Math.floor(arenaBytes / WORD_BYTES) });
   let verify = 0;
   let fill = 0;
@@ -38,10 +54,9 @@ export function gpuFloor(rates: KernelRates, arenaBytes: number, batch: number):
   while (!run.done) {
     const plan = run.step(batch);
     batches++;
-    for (let c = 1; c < plan.verify.length; c += CHUNK_U32S) verify += plan.verify[c]!;
-    for (let c = 1; c < plan.fill.length; c += CHUNK_U32S) fill += plan.fill[c]!;
-    // Op reads min(input, output) words and writes the output's (as gpu-figures counts it).
-    for (let e = 0; e < plan.op.length; e += OP_U32S) op += plan.op[e + 1]! + Math.min(plan.op[e + 1]!, plan.op[e + CHUNK_U32S + 1]!);
+    verify += chunkWords(plan.verify);
+    fill += chunkWords(plan.fill);
+    op += opWords(plan.op);
   }
   const seconds = (WORD_BYTES * verify) / (rates.verify * 1e9) + (WORD_BYTES * fill) / (rates.fill * 1e9) + (WORD_BYTES * op) / (rates.op * 1e9);
   const requests = run.stream.length;
