@@ -58,8 +58,8 @@ function show(where: string, f: GpuFigures): void {
         `stress on ${Math.round(r.gpuOnPerSecond).toLocaleString()} requests/s, off ${Math.round(r.gpuOffPerSecond).toLocaleString()} requests/s (on/off ${(r.gpuOnPerSecond / r.gpuOffPerSecond).toFixed(2)})`,
       ]),
     ),
-    // Verify reads every live block after every batch: at the peak, that alone bounds a batch's rate
-    // on any GPU (the live run's blocks are fewer most of the time, so it can run faster) ...
+    // Had every batch verified every live block (as before December 2026), at the peak that alone
+    // would bound a batch's rate on any GPU ...
     [`rate if every batch of ${f.liveRun.batch} verified the peak's live blocks (${(f.liveBytes / 2 ** 20).toFixed(0)} MiB), verify alone`]:
       `${Math.round(((f.verify * 1e9) / f.liveBytes) * f.liveRun.batch).toLocaleString()} requests/s`,
     // ... and over the whole run, the bytes the kernels move bound the rate on this GPU whatever the
@@ -72,8 +72,11 @@ function show(where: string, f: GpuFigures): void {
     ),
     ...(f.batchFixedUs !== undefined
       ? {
-          [`a batch's fixed WebGPU cost (a one-word plan), beside the allocator's whole batch of ${f.liveRun.batch} unstressed`]: `${f.batchFixedUs.toFixed(0)} us, ${((f.liveRun.batch / f.liveRun.gpuOffPerSecond) * 1e6).toFixed(0)} us`,
+          [`a batch's fixed WebGPU cost (a one-word plan) alone in its submission, beside the allocator's whole batch of ${f.liveRun.batch} unstressed`]: `${f.batchFixedUs.toFixed(0)} us, ${((f.liveRun.batch / f.liveRun.gpuOffPerSecond) * 1e6).toFixed(0)} us`,
         }
+      : {}),
+    ...(f.sharedBatchFixedUs !== undefined
+      ? { [`the same, ${f.batchesPerSubmit} batches to a submission (as a playing run's)`]: `${f.sharedBatchFixedUs.toFixed(0)} us` }
       : {}),
     [`goal on the H200: stress on at least half the requests/s of off (batch ${f.liveRun.batch}, the page's)`]:
       f.adapter.includes('h200') ? (f.liveRun.gpuOnPerSecond >= f.liveRun.gpuOffPerSecond / 2 ? 'met' : `NOT met${pageFloor < 0.5 ? ` (out of reach: the memory's floor allows ${pageFloor.toFixed(2)})` : ''}`) : 'measured on the device machine',

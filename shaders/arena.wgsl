@@ -19,6 +19,7 @@ struct Group {
 
 struct TableParams {
   count: u32, // groups (the dispatch may round up)
+  base: u32,  // this batch's first group: a submission's batches share one table buffer
 }
 
 const WORKGROUP_SIZE: u32 = 256u;

@@ -11,7 +11,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
         @builtin(local_invocation_index) lane: u32) {
   let e = entryIndex(wid, grid);
   if (e >= table.count) { return; }
-  let g = groups[e];
+  let g = groups[table.base + e];
   var bad = 0u;
   for (var k = g.first; k < g.first + g.count; k++) {
     let c = chunks[k];

@@ -6,6 +6,7 @@ import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { WORD_BYTES } from '../../src/gpu/stress/arena-layout';
 import { CHUNK_U32S } from '../../src/gpu/stress/block-chunks';
 import { GpuArena } from '../../src/gpu/stress/gpu-arena';
+import { BATCHES_PER_SUBMIT } from '../../src/gpu/stress/stress-kernels';
 import { GpuSlot } from '../../src/gpu/gpu-slot';
 import { LiveRun } from '../../src/gpu/stress/live-run';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
@@ -34,9 +35,13 @@ export interface GpuFigures {
   liveRun: LiveRunFigures;
   /** The same at other batch sizes (recorded since batches were pipelined). */
   liveRuns?: LiveRunFigures[];
-  /** Microseconds per batch submitted with next to no work (one chunk of one word to fill, touch
-   * and verify): the fixed WebGPU cost a batch pays whatever it holds (recorded since December 2026). */
+  /** Microseconds per batch submitted alone with next to no work (one chunk of one word to fill,
+   * touch and verify): the fixed WebGPU cost a submission pays whatever it holds (recorded since
+   * December 2026). */
   batchFixedUs?: number;
+  /** The same per batch when BATCHES_PER_SUBMIT such batches share each submission, as a playing run's do. */
+  sharedBatchFixedUs?: number;
+  batchesPerSubmit?: number;
 }
 
 export interface LiveRunFigures {
@@ -62,14 +67,15 @@ async function timed(repeat: number, submit: () => Promise<unknown>, samples = 5
 /** The live blocks at the workload's peak, as chunk tables for the three kernels. */
 function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops: Uint32Array<ArrayBuffer>; words: number; opBytes: number } {
   const run = new StressRun(transformerTraining.generate({}), { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, arenaWords });
-  let peak: BatchPlan | null = null;
+  let peak: Uint32Array<ArrayBuffer> | null = null;
   let peakWords = -1;
   while (!run.done) {
-    const plan = run.step(256);
-    const words = chunkWords(plan.verify);
-    if (words > peakWords) [peak, peakWords] = [plan, words];
+    run.step(256);
+    const live = run.liveChunks();
+    const words = chunkWords(live);
+    if (words > peakWords) [peak, peakWords] = [live, words];
   }
-  const chunks = peak!.verify;
+  const chunks = peak!;
   // As in a step, new blocks are written from older ones: the newer half of the live chunks (in
   // allocation order) are the ops' outputs, each reading its counterpart in the older half.
   const n = chunks.length / CHUNK_U32S;
@@ -135,7 +141,8 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
     }
     liveRuns.push({ requests, gpuOnPerSecond: median(on), gpuOffPerSecond: median(off), batch });
   }
-  const batchFixedUs = await fixedBatchCost(kernels);
+  const batchFixedUs = await fixedBatchCost(kernels, 1);
+  const sharedBatchFixedUs = await fixedBatchCost(kernels, BATCHES_PER_SUBMIT);
   return {
     adapter: arena.context.adapter,
     arenaBytes: arena.bytes,
@@ -153,21 +160,26 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
     liveRun: liveRuns[0]!,
     liveRuns: liveRuns.slice(1),
     batchFixedUs,
+    sharedBatchFixedUs,
+    batchesPerSubmit: BATCHES_PER_SUBMIT,
   };
 }
 
-/** The median of 5 runs of 500 batches of a one-word plan, submitted back to back as a playing run
- * does, in microseconds per batch (the uploads, the pass, the submission and the count's readback). */
-async function fixedBatchCost(kernels: GpuArena['kernels']): Promise<number> {
+/** The median of 5 runs of 480 batches of a one-word plan, `perSubmit` to a submission, submitted back
+ * to back as a playing run does, in microseconds per batch (the uploads, the pass, the submission and
+ * the counts' readback). */
+async function fixedBatchCost(kernels: GpuArena['kernels'], perSubmit: number): Promise<number> {
   const chunk = Uint32Array.from([0, 1, 1, 0]);
-  const plan = { fill: chunk, op: Uint32Array.from([0, 1, 1, 0, 0, 0, 0, 0]), verify: chunk, verifyBlocks: 1 };
+  const plan: BatchPlan = { freed: new Uint32Array(0), fill: chunk, op: Uint32Array.from([0, 1, 1, 0, 0, 0, 0, 0]), verify: chunk, verifyBlocks: 1 };
+  const plans = Array.from({ length: perSubmit }, () => plan);
+  const batches = 480;
   const runs: number[] = [];
   for (let r = 0; r < 6; r++) {
     const t0 = performance.now();
     const results: Promise<unknown>[] = [];
-    for (let i = 0; i < 500; i++) results.push((await kernels.submit(plan)).result);
+    for (let i = 0; i < batches; i += perSubmit) results.push((await kernels.submit(plans)).result);
     await Promise.all(results);
-    if (r > 0) runs.push(((performance.now() - t0) * 1e3) / 500);
+    if (r > 0) runs.push(((performance.now() - t0) * 1e3) / batches);
   }
   return median(runs);
 }

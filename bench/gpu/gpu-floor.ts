@@ -1,6 +1,7 @@
 // The floor a GPU's memory sets under a stressed live run: the bytes its kernels must move over the
-// whole run (fill the blocks each batch made, run their ops, verify every live block after every
-// batch) at the bandwidths measured for those kernels. No launch, submission or CPU time counts, so
+// whole run (verify the blocks each batch freed, fill the blocks it made, run their ops, verify the
+// sweep's share of the live blocks, and every live block at the end) at the bandwidths measured for
+// those kernels. No launch, submission or CPU time counts, so
 // no live run at that batch size, on that GPU, can be faster. Plans the run here (pure bookkeeping).
 import { GiB } from '../../src/allocator/constants';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
@@ -54,10 +55,11 @@ export function gpuFloor(f: KernelRates & { arenaBytes: number }, batch: number)
   while (!run.done) {
     const plan = run.step(batch);
     batches++;
-    verify += chunkWords(plan.verify);
+    verify += chunkWords(plan.freed) + chunkWords(plan.verify);
     fill += chunkWords(plan.fill);
     op += opWords(plan.op);
   }
+  verify += chunkWords(run.closing().verify);
   const seconds = (WORD_BYTES * verify) / (rates.verify * 1e9) + (WORD_BYTES * fill) / (rates.fill * 1e9) + (WORD_BYTES * op) / (rates.op * 1e9);
   const requests = run.stream.length;
   return { requests, batches, verifyBytesPerBatch: (WORD_BYTES * verify) / batches, perSecond: requests / seconds };

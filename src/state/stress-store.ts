@@ -125,7 +125,7 @@ async function startNow(request: StressRequest): Promise<LiveRun | null> {
     return null;
   }
   if (run) {
-    run.pause();
+    run.stop();
     await run.idle();
     const old = run.status();
     earlier = { verifiedBlocks: earlier.verifiedBlocks + old.verifiedBlocks, mismatches: earlier.mismatches + old.mismatches };

@@ -102,7 +102,9 @@ test('the panel sets workload parameters and the arena size; a bad value is refu
   await expect.poll(() => panel.getByRole('alert').textContent()).toMatch(/"events".*integer/);
   expect(await session.page.evaluate(`document.body.innerText.includes('/ 6,000 in')`)).toBe(true);
   await panel.getByLabel('Arena').selectOption({ label: '16.00 MiB' });
-  await expect.poll(async () => (await gpu()).arenaBytes).toBe(16 * 2 ** 20);
+  // The switch waits for the batches in flight: on SwiftShader sharing 2 cores with the page's
+  // workers, a readback alone can take a second.
+  await expect.poll(async () => (await gpu()).arenaBytes, { timeout: 5_000 }).toBe(16 * 2 ** 20);
   await session.page.evaluate('window.splitscope.ready()');
   expect((await gpu()).mismatches - before).toBe(0);
   await session.page.screenshot({ path: `${shots}/gpu-stress-panel.png` });

@@ -1,15 +1,18 @@
 // A workload run step by step with the allocator, the arena and the GPU: each batch of requests goes
-// through the allocator, then the GPU fills the new blocks, runs their ops and verifies every live
-// block, in queue order before the next batch's work. While playing, the next batch is planned and
-// submitted while the GPU runs the last ones and their mismatch counts come back (a few in flight,
-// stress-kernels.ts). It can be paused, stepped and resumed. A lost device is replaced and the new
-// arena rebuilt from the allocator's state.
+// through the allocator, then the GPU verifies the blocks it freed, fills the new blocks, runs their
+// ops and verifies the sweep's share of the live blocks, in queue order before the next batch's work
+// (stress-run.ts); where the run stops (paused, stepped, done) every live block is verified. While
+// playing, batches go to the GPU several to a submission, planned and submitted while the GPU runs
+// the last ones and their mismatch counts come back (a few in flight, stress-kernels.ts). It can be
+// paused, stepped and resumed. A lost device is replaced and the new arena rebuilt from the
+// allocator's state.
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import type { RequestStream } from '../../trace/stream/request-stream';
 import type { GpuArena } from './gpu-arena';
 import type { GpuSlot } from '../gpu-slot';
 import { StressRun, type BatchPlan } from './stress-run';
+import { BATCHES_IN_FLIGHT, BATCHES_PER_SUBMIT } from './stress-kernels';
 import { WORD_BYTES } from './arena-layout';
 
 export interface LiveRunOptions {
@@ -57,6 +60,16 @@ export class LiveRun {
   /** The arena the last batch ran on: a different one is blank and needs every live block rewritten. */
   private arenaSeen: GpuArena | null = null;
   private stepping: Promise<void> | null = null;
+  /**
+   * Batches the next submission carries. More share a submission's fixed cost (207 us on the H200,
+   * against 40 us of allocator per batch), but a pause waits for everything in flight: so as many
+   * as keep the submissions in flight under DRAIN_MS by their round trips (BATCHES_PER_SUBMIT on the
+   * H200 under Dawn; one on SwiftShader, whose readbacks take 50-250 ms).
+   */
+  private perSubmit = 1;
+  private stopped = false;
+  /** The play loop under way, or winding down from a pause. */
+  private loop: Promise<void> | null = null;
   /** Batches submitted whose mismatch counts are still being read back. */
   private readonly reading = new Set<Promise<void>>();
   private listeners = new Set<() => void>();
@@ -113,31 +126,61 @@ export class LiveRun {
     };
   }
 
-  /** Resolves when the batches in flight now are done and their counts read back (a playing run goes on). */
+  /**
+   * Resolves when the batches in flight now are done and their counts read back (a playing run goes
+   * on); a paused run first finishes winding down, which (unless stopped) verifies every live block.
+   */
   async idle(): Promise<void> {
-    await Promise.all([this.stepping, ...this.reading]);
+    await this.settle();
+    if (!this.playing) await this.loop;
   }
 
-  /** Applies one batch and waits for its GPU work and counts. */
+  /** Applies one batch, verifies every live block, and waits for the GPU work and counts. */
   async step(): Promise<void> {
-    await this.submitStep();
-    await this.idle();
+    await this.submitSteps(1);
+    await this.close();
   }
 
-  /** Applies one batch and submits its GPU work (waiting only while too many are in flight). */
-  private submitStep(): Promise<void> {
-    this.stepping ??= this.stepOnce().finally(() => (this.stepping = null));
+  /** Applies up to `batches` batches and submits their GPU work (waiting only while too many are in flight). */
+  private submitSteps(batches: number): Promise<void> {
+    this.stepping ??= this.stepMany(batches).finally(() => (this.stepping = null));
     return this.stepping;
   }
 
+  /** Waits for the batch being submitted and every count on its way back. */
+  private async settle(): Promise<void> {
+    await Promise.all([this.stepping, ...this.reading]);
+  }
+
+  /** Verifies every live block (where a run stops, nothing waits for a later sweep) and waits for the counts. */
+  private async close(): Promise<void> {
+    await this.stepping;
+    if (this.options.gpu && this.batches > 0 && !this.stopped) await this.onGpu([this.run.closing()]);
+    await this.settle();
+  }
+
   /** Runs batches until paused or done; resolves then, with every count read back. */
-  async play(): Promise<void> {
-    if (this.playing) return;
+  play(): Promise<void> {
+    if (this.playing) return this.loop ?? Promise.resolve();
     this.playing = true;
     this.emit();
+    // A loop still winding down from a pause ends first.
+    const before = this.loop;
+    const loop = (async () => {
+      await before;
+      await this.playLoop();
+    })();
+    this.loop = loop;
+    void loop.finally(() => {
+      if (this.loop === loop) this.loop = null;
+    });
+    return loop;
+  }
+
+  private async playLoop(): Promise<void> {
     let yielded = performance.now();
     while (this.playing && !this.run.done) {
-      await this.submitStep();
+      await this.submitSteps(this.perSubmit);
       // Let the page paint and take input every few ms, not after every batch: a yield costs
       // about 40 us, as much as the allocator's part of a 64-request batch.
       if (performance.now() - yielded >= YIELD_MS) {
@@ -145,8 +188,9 @@ export class LiveRun {
         yielded = performance.now();
       }
     }
-    await this.idle();
-    this.playing = false;
+    await this.close();
+    // Paused, it stopped already (and may be playing again: that loop waits for this one).
+    if (this.run.done) this.playing = false;
     this.emit();
   }
 
@@ -155,20 +199,29 @@ export class LiveRun {
     this.emit();
   }
 
+  /** Pauses for good, as when another run replaces this one: its last state goes unverified, so the switch waits only for the work in flight. */
+  stop(): void {
+    this.stopped = true;
+    this.pause();
+  }
+
   /** The test-only overlap fault (see StressRun.faultOverlap). */
   setFault(on: boolean): void {
     this.run.faultOverlap = on;
   }
 
-  private async stepOnce(): Promise<void> {
-    if (this.run.done) return;
-    const plan = this.run.step(this.options.batch);
-    this.batches++;
-    if (this.options.gpu) await this.onGpu(plan);
+  private async stepMany(batches: number): Promise<void> {
+    const plans: BatchPlan[] = [];
+    while (plans.length < batches && !this.run.done) {
+      plans.push(this.run.step(this.options.batch));
+      this.batches++;
+    }
+    if (plans.length === 0) return;
+    if (this.options.gpu) await this.onGpu(plans);
     this.emit();
   }
 
-  private async onGpu(plan: BatchPlan): Promise<void> {
+  private async onGpu(plans: BatchPlan[]): Promise<void> {
     const arena = await this.slot.get();
     if (!arena) return;
     if (arena.bytes / WORD_BYTES !== this.run.layout.arenaWords) {
@@ -177,7 +230,7 @@ export class LiveRun {
       return;
     }
     // A new device (after a loss) starts blank: rewrite every live block first.
-    const work = this.arenaSeen !== null && arena !== this.arenaSeen ? this.run.rebuild() : plan;
+    const work = this.arenaSeen !== null && arena !== this.arenaSeen ? [this.run.rebuild()] : plans;
     this.arenaSeen = arena;
     // A device lost mid-batch fails its submission or readback: replace the device (once, though the
     // batches after it fail too); the next batch on the new one rebuilds.
@@ -185,15 +238,21 @@ export class LiveRun {
       if (this.slot.arena === arena) this.slot.invalidate(String(e));
     };
     let submitted;
+    let sent = 0;
     try {
       submitted = await arena.kernels.submit(work);
+      sent = performance.now();
     } catch (e) {
       lost(e);
       return;
     }
     const read: Promise<void> = submitted.result.then(
       (result) => {
-        this.verifiedBlocks += work.verifyBlocks;
+        for (const plan of work) this.verifiedBlocks += plan.verifyBlocks;
+        // The whole round trip, the work queued ahead and the readback's latency included: it errs
+        // towards small submissions (counts come back in bursts, so gaps between them would not).
+        const perBatch = (performance.now() - sent) / work.length;
+        this.perSubmit = Math.max(1, Math.min(BATCHES_PER_SUBMIT, Math.floor(DRAIN_MS / (BATCHES_IN_FLIGHT * perBatch))));
         this.mismatches += result.verifyMismatches + result.opMismatches;
         this.emit();
       },
@@ -207,6 +266,9 @@ export class LiveRun {
     for (const l of this.listeners) l();
   }
 }
+
+/** The most a pause should wait for the work in flight (see LiveRun.perSubmit). */
+const DRAIN_MS = 250;
 
 /** How long a playing run goes between yields to the event loop (half a 60 Hz frame). */
 const YIELD_MS = 8;

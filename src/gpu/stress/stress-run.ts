@@ -1,5 +1,8 @@
-// A request stream stepped through the allocator in batches, planning the GPU work of each batch:
-// fill the blocks it allocated, run the workload's ops on them, verify every live block. Pure
+// A request stream stepped through the allocator in batches, planning the GPU work of each batch, in
+// queue order: verify the blocks it freed (their last check: its fills may reuse their words), fill
+// the blocks it allocated, run the workload's ops on them, then verify a rolling share of every live
+// block (verify-table.ts), so that words a block lost to another are found when the block is freed
+// or swept, whichever comes first; `closing()` verifies every live block where a run stops. Pure
 // bookkeeping (no WebGPU), so Node tests can check the plans; stress-kernels.ts runs them.
 import { CachingAllocator } from '../../allocator/caching-allocator';
 import type { Block } from '../../allocator/block';
@@ -28,14 +31,17 @@ export interface StressRunOptions {
   plan?: boolean;
 }
 
-/** The GPU work for one batch of requests. */
+/** The GPU work for one batch of requests, in the order the GPU runs it. */
 export interface BatchPlan {
+  /** Chunks of the blocks the batch freed that earlier batches filled: verified before any fill. */
+  freed: Uint32Array<ArrayBuffer>;
   /** Chunks of the blocks allocated in the batch and still live at its end. */
   fill: Uint32Array<ArrayBuffer>;
   /** Op entries: each chunk of a new block, paired with a chunk of the block its op reads. */
   op: Uint32Array<ArrayBuffer>;
-  /** Chunks of every live block. */
+  /** Chunks of live blocks verified after the ops: the sweep's share, or every live block. */
   verify: Uint32Array<ArrayBuffer>;
+  /** Blocks the plan verifies (freed ones, and those whose first chunk the sweep reads). */
   verifyBlocks: number;
 }
 
@@ -109,9 +115,12 @@ export class StressRun {
   step(count: number): BatchPlan {
     const { kind, id, size, stream, input, pool } = this.stream;
     const end = Math.min(this.stream.length, this.position + count);
-    const fresh: number[] = this.unfilled;
+    // Blocks not yet written (allocated in this batch, or live before the first request).
+    const fresh = new Set<number>(this.unfilled);
     this.unfilled = [];
     const inputs = new Map<number, number>();
+    const freed: number[] = [];
+    let freedBlocks = 0;
     for (let i = this.position; i < end; i++) {
       const blockId = id[i]!;
       if (kind[i] === RequestKind.alloc) {
@@ -123,12 +132,16 @@ export class StressRun {
         const wanted = input[i]!;
         inputs.set(blockId, wanted >= 0 && this.live.has(wanted) ? wanted : this.lastAllocated);
         this.track(blockId, block);
-        fresh.push(blockId);
+        fresh.add(blockId);
       } else {
         const live = this.live.get(blockId);
         // No block: its alloc failed in this run, so the program never got a tensor to free. A deferred
         // free (record_stream) completes at once here: the arena checks where blocks are, not when.
         if (!live) continue;
+        if (this.planning && !fresh.has(blockId) && live.chunks.length > 0) {
+          for (let c = 0; c < live.chunks.length; c++) freed.push(live.chunks[c]!);
+          freedBlocks++;
+        }
         this.allocator.free(live.block);
         this.untrack(blockId);
         inputs.delete(blockId);
@@ -137,27 +150,38 @@ export class StressRun {
     this.position = end;
     if (!this.planning) return EMPTY_PLAN;
     if (this.verifyTable.sparse) this.compact();
-    const newLive = fresh.filter((b) => this.live.has(b));
-    this.transientBlocks += fresh.length - newLive.length;
+    const newLive = [...fresh].filter((b) => this.live.has(b));
+    this.transientBlocks += fresh.size - newLive.length;
+    const verify = this.verifyTable.sweep();
     return {
+      freed: Uint32Array.from(freed),
       fill: this.concat(newLive),
       op: this.opEntries(newLive, inputs),
-      verify: this.verifyTable.entries(),
-      verifyBlocks: this.live.size,
+      verify,
+      verifyBlocks: freedBlocks + blockStarts(verify),
     };
+  }
+
+  /** Work that verifies every live block (where a run stops: nothing waits for a later sweep). */
+  closing(): BatchPlan {
+    return { ...EMPTY_PLAN, verify: this.liveChunks(), verifyBlocks: this.live.size };
   }
 
   /** Work that rewrites every live block, e.g. into a new arena after a device loss. */
   rebuild(): BatchPlan {
-    this.compact();
-    const all = this.verifyTable.entries();
-    return { fill: all, op: new Uint32Array(0), verify: all, verifyBlocks: this.live.size };
+    const all = this.liveChunks();
+    return { ...EMPTY_PLAN, fill: all, verify: all, verifyBlocks: this.live.size };
   }
 
-  /** The verify table without blanks: every live block's chunks, in the order they were allocated. */
+  /** Every live block's chunks, in the order they were allocated. */
+  liveChunks(): Uint32Array<ArrayBuffer> {
+    this.compact();
+    return this.verifyTable.entries();
+  }
+
+  /** The verify table without blanks. */
   private compact(): void {
-    this.verifyTable.clear();
-    for (const live of this.live.values()) live.entry = live.chunks.length > 0 ? this.verifyTable.add(live.chunks) : -1;
+    this.verifyTable.compact(this.live.values());
   }
 
   private track(blockId: number, block: Block): void {
@@ -218,7 +242,14 @@ export class StressRun {
   }
 }
 
-const EMPTY_PLAN: BatchPlan = { fill: new Uint32Array(0), op: new Uint32Array(0), verify: new Uint32Array(0), verifyBlocks: 0 };
+const EMPTY_PLAN: BatchPlan = { freed: new Uint32Array(0), fill: new Uint32Array(0), op: new Uint32Array(0), verify: new Uint32Array(0), verifyBlocks: 0 };
+
+/** Blocks whose first chunk a table holds (blank entries have no words). */
+function blockStarts(table: Uint32Array): number {
+  let n = 0;
+  for (let c = 0; c < table.length; c += CHUNK_U32S) if (table[c + 3] === 0 && table[c + 1]! > 0) n++;
+  return n;
+}
 
 /** The fault: the victim's words, claimed under a new tag. */
 function overlapping(victim: readonly number[], tag: number): number[] {
