@@ -12,7 +12,7 @@ import type { RequestStream } from '../../trace/stream/request-stream';
 import type { GpuArena } from './gpu-arena';
 import type { GpuSlot } from '../gpu-slot';
 import { StressRun, type BatchPlan } from './stress-run';
-import { BATCHES_IN_FLIGHT, BATCHES_PER_SUBMIT } from './stress-kernels';
+import { SUBMISSIONS_IN_FLIGHT, BATCHES_PER_SUBMIT } from './stress-kernels';
 import { WORD_BYTES } from './arena-layout';
 
 export interface LiveRunOptions {
@@ -252,7 +252,7 @@ export class LiveRun {
         // The whole round trip, the work queued ahead and the readback's latency included: it errs
         // towards small submissions (counts come back in bursts, so gaps between them would not).
         const perBatch = (performance.now() - sent) / work.length;
-        this.perSubmit = Math.max(1, Math.min(BATCHES_PER_SUBMIT, Math.floor(DRAIN_MS / (BATCHES_IN_FLIGHT * perBatch))));
+        this.perSubmit = Math.max(1, Math.min(BATCHES_PER_SUBMIT, Math.floor(DRAIN_MS / (SUBMISSIONS_IN_FLIGHT * perBatch))));
         this.mismatches += result.verifyMismatches + result.opMismatches;
         this.emit();
       },

@@ -19,12 +19,11 @@ const MAX_GROUPS_X = 65535;
  * rewritten in queue order (writeBuffer runs after the work submitted before it), so the next
  * submission can be encoded while the GPU still runs the last one and its counts are on their way.
  */
-export const BATCHES_IN_FLIGHT = 3;
+export const SUBMISSIONS_IN_FLIGHT = 3;
 
 /**
- * Batches one submission carries at most. A submission's fixed cost (uploads, encoding, the
- * submit, the counts' readback) measured 142 us on the H200, against 31 us for the allocator's
- * part of a 64-request batch; several batches share it, each still run in order.
+ * Batches one submission carries at most: they share its fixed cost (uploads, the submit, the
+ * counts' readback), each still run in order (live-run.ts picks how many).
  */
 export const BATCHES_PER_SUBMIT = 16;
 
@@ -72,27 +71,24 @@ class Table {
     for (const t of tables) length += t.length;
     const all = new Uint32Array(length);
     const shares: Uint32Array[] = [];
-    let shareLength = 0;
+    const counts: number[] = [];
     let at = 0;
-    for (const t of tables) {
+    let base = 0;
+    for (let b = 0; b < tables.length; b++) {
+      const t = tables[b]!;
       all.set(t, at);
       // Shares count entries from their own table's start: move them to where it lies in `all`.
       const s = workGroups(t, stride);
       for (let i = 0; i < s.length; i += 2) s[i]! += at / stride;
       shares.push(s);
-      shareLength += s.length;
+      counts.push(s.length / 2);
+      this.slots[(b * PARAMS_STRIDE) / 4] = s.length / 2;
+      this.slots[(b * PARAMS_STRIDE) / 4 + 1] = base;
+      base += s.length / 2;
       at += t.length;
     }
-    const groups = new Uint32Array(shareLength);
-    const counts: number[] = [];
-    let base = 0;
-    for (let b = 0; b < shares.length; b++) {
-      groups.set(shares[b]!, 2 * base);
-      counts.push(shares[b]!.length / 2);
-      this.slots[(b * PARAMS_STRIDE) / 4] = shares[b]!.length / 2;
-      this.slots[(b * PARAMS_STRIDE) / 4 + 1] = base;
-      base += shares[b]!.length / 2;
-    }
+    const groups = new Uint32Array(2 * base);
+    for (let b = 0, g = 0; b < shares.length; g += shares[b]!.length, b++) groups.set(shares[b]!, g);
     const entries = upload(this.device, this.entries, all, GPUBufferUsage.STORAGE);
     const shareBuffer = upload(this.device, this.groups, groups, GPUBufferUsage.STORAGE);
     // New buffers need new bind groups.
@@ -149,14 +145,14 @@ export class StressKernels {
       size: 16,
       usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
     });
-    this.readbacks = Array.from({ length: BATCHES_IN_FLIGHT }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
+    this.readbacks = Array.from({ length: SUBMISSIONS_IN_FLIGHT }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
     this.reading = this.readbacks.map(() => Promise.resolve());
     this.tables = { freed: new Table(device), fill: new Table(device), touch: new Table(device), verify: new Table(device) };
   }
 
   /**
    * Submits the GPU work of up to BATCHES_PER_SUBMIT batches, in their order, as one submission;
-   * resolves once submitted (waiting, when BATCHES_IN_FLIGHT submissions are in flight, for the
+   * resolves once submitted (waiting, when SUBMISSIONS_IN_FLIGHT submissions are in flight, for the
    * oldest one's counts), with a promise of the counts summed over them. (Wrapped in an object so
    * that awaiting the submission does not await the counts.)
    */
@@ -164,7 +160,7 @@ export class StressKernels {
     if (plans.length === 0 || plans.length > BATCHES_PER_SUBMIT) throw new RangeError(`a submission carries 1 to ${BATCHES_PER_SUBMIT} batches, not ${plans.length}`);
     const submitted = this.queue.then(async () => {
       const k = this.nextReadback;
-      this.nextReadback = (k + 1) % BATCHES_IN_FLIGHT;
+      this.nextReadback = (k + 1) % SUBMISSIONS_IN_FLIGHT;
       await this.reading[k];
       const readback = this.readbacks[k]!;
       const groups = {
