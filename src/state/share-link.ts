@@ -12,7 +12,9 @@ import { useRecordings } from './recordings-store';
 import { useSearch } from './search-store';
 import { useStacks } from './stack-store';
 
-/** The cursor moves often (playing, dragging): the address bar follows at most this often. */
+/** The cursor moves often (playing, dragging): the address bar follows once it has rested this long.
+ * Not on a timer while it moves: with a snapshot embedded in the link, one write costs the page
+ * 13-50 ms (the browser takes in a URL of hundreds of KB), a stall in the middle of a scrub. */
 const CURSOR_SYNC_MS = 500;
 /** A config change reaches the address bar once the config has rested this long. */
 const CONFIG_SYNC_MS = 250;
@@ -191,7 +193,9 @@ export function installShareLink(): void {
       lastConfig = config;
       if (timer !== null) clearTimeout(timer);
       timer = setTimeout(write, CONFIG_SYNC_MS);
-    } else if (!s.playing && timer === null) {
+    } else if (!s.playing) {
+      // The wait starts again (a config write waiting too: it goes with the cursor, as one entry).
+      if (timer !== null) clearTimeout(timer);
       timer = setTimeout(write, CURSOR_SYNC_MS);
     }
   };

@@ -120,6 +120,25 @@ test('a link to a file too large to travel asks for it, and the file opens as th
   await page.context().close();
 });
 
+test('while the cursor moves the address bar waits, and takes the cursor where it rests', async () => {
+  const page = session.page;
+  await page.getByLabel('source', { exact: true }).selectOption({ label: 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)' });
+  await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2')`);
+  await ready(page);
+  await page.waitForFunction(`location.hash.length > 10 && window.splitscope.link() === location.href`);
+  const { total } = await cursor(page);
+  const before = await page.evaluate<string>('location.hash');
+  // A scrub: a seek every 150 ms for 1.5 s, each past the 500 ms the address bar waits for.
+  for (let i = 1; i <= 10; i++) {
+    await page.evaluate(`window.splitscope.seek(${Math.floor((total * i) / 12)})`);
+    await page.waitForTimeout(150);
+    expect(await page.evaluate<string>('location.hash')).toBe(before);
+  }
+  const rest = Math.floor((total * 10) / 12);
+  await page.waitForFunction(`window.splitscope.cursor().index === ${rest}`);
+  await expect.poll(async () => decodeLink(await page.evaluate<string>('location.hash'))?.cursor, { timeout: 5000 }).toBe(rest);
+});
+
 test('Back undoes a config change', async () => {
   const page = session.page;
   const before = await stats(page);
