@@ -95,6 +95,16 @@ onWorkerBusy((busy) => useSession.setState({ busy }));
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
 
+/**
+ * Where a config change leaves the cursor: where it is, so that the user sees the moment they were
+ * looking at under the new config (the worker takes that state in the same pass as the whole
+ * replay); the last request while nothing (or another source) is shown.
+ */
+function shownCursor(): number | null {
+  const { view, cursor, opening } = useSession.getState();
+  return view && !opening ? cursor : null;
+}
+
 function requestReplay(settings: ReplaySettings, cursor: number | null): void {
   void replays.schedule(async () => {
     const named = openedName;
@@ -355,7 +365,7 @@ export const useSession = create<SessionState>()((set, get) => ({
     }
     const settings = { ...get().settings, conf: text };
     set({ settings, confError: null });
-    requestReplay(settings, null);
+    requestReplay(settings, shownCursor());
   },
   setMaxSplit(mb) {
     // From the config last asked for, so that quick steps of the slider build on each other.
@@ -364,12 +374,12 @@ export const useSession = create<SessionState>()((set, get) => ({
     const conf = configToString({ ...config, maxSplitSize: mb === null ? Infinity : mb * MiB });
     const settings = { ...get().settings, conf };
     set({ settings, confError: null });
-    requestReplay(settings, get().playing ? get().cursor : null);
+    requestReplay(settings, shownCursor());
   },
   setCapacity(bytes) {
     const settings = { ...get().settings, capacityBytes: bytes };
     set({ settings });
-    requestReplay(settings, null);
+    requestReplay(settings, shownCursor());
   },
   setDevice(device) {
     const settings = { ...get().settings, device };

@@ -141,14 +141,31 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
   };
 }
 
-/** The whole replay under `settings` (up to `until`, when given); its events counted, kept only for an export. */
-function run(settings: ReplaySettings, until?: number, keepEvents = false): { result: ReplayResult; summary: SummaryBase } {
+/**
+ * The whole replay under `settings`; its events counted, kept only for an export. With `viewAt`, also
+ * the state after that request (null: the last), taken as the replay passes it (no second replay up
+ * to the cursor).
+ */
+function run(settings: ReplaySettings, { keepEvents = false, viewAt }: { keepEvents?: boolean; viewAt?: number | null } = {}): {
+  result: ReplayResult;
+  summary: SummaryBase;
+  view: CursorView | null;
+} {
   const { stream, options, summary } = plan(settings);
-  const result = replay(stream, { ...options, keepEvents, ...(until !== undefined ? { until } : {}) });
-  const said = [...replayNotes(result), ...(until === undefined ? oomVerdict(stream, result) : [])];
+  let view: CursorView | null = null;
+  // Clamped once the plan has built the source's stream (a new source has none before).
+  const at = viewAt === undefined ? -1 : clampCursor(viewAt);
+  const visit =
+    viewAt === undefined
+      ? undefined
+      : { after: at, see: (allocator: CachingAllocator, ooms: readonly ReplayOom[]) => (view = viewOf(allocator, at, oomsByRequest(ooms))) };
+  const result = replay(stream, { ...options, keepEvents }, visit);
+  const said = [...replayNotes(result), ...oomVerdict(stream, result)];
   if (said.length > 0) summary.notes = [...summary.notes, ...said];
-  return { result, summary };
+  return { result, summary, view };
 }
+
+const oomsByRequest = (ooms: readonly ReplayOom[]): Map<number, ReplayOom> => new Map(ooms.map((o) => [o.request, o]));
 
 /** Cursors by settings, so that stepping and playing go on from where the view was (a few configs at
  * most: each keeps checkpoints, up to tens of MB on a large trace). */
@@ -232,18 +249,15 @@ function clampCursor(cursor: number | null): number {
   return cursor === null ? n - 1 : Math.max(0, Math.min(n - 1, cursor));
 }
 
-/** The allocator after `cursor` under `at`: at the end, a full replay's own (`full`, else the last one's). */
-function allocatorAt(at: ReplaySettings, full: ReplayResult | null, cursor: number): CachingAllocator {
-  if (cursor === (source?.stream?.length ?? 0) - 1) {
-    if (full) return full.allocator;
-    if (last && last.source === source && last.settings === at) return last.end;
-  }
+/** The allocator after `cursor` under `at`: at the end, the last full replay's own, when it ran under `at`. */
+function allocatorAt(at: ReplaySettings, cursor: number): CachingAllocator {
+  if (cursor === (source?.stream?.length ?? 0) - 1 && last && last.source === source && last.settings === at) return last.end;
   return cursorFor(at).at(cursor);
 }
 
 /** The state after `cursor` under `settings`. */
-function viewAt(settings: ReplaySettings, full: ReplayResult | null, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
-  return viewOf(allocatorAt(settings, full, cursor), cursor, ooms);
+function viewAt(settings: ReplaySettings, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
+  return viewOf(allocatorAt(settings, cursor), cursor, ooms);
 }
 
 /** The source's request stream, built by planning a replay if none has been yet. */
@@ -309,9 +323,9 @@ const api = {
   /** Replays the source under `next`; the cursor rests on `cursor` (null: the last request). */
   replay(next: ReplaySettings, cursor: number | null): { summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView } {
     settings = next;
-    const { result, summary } = run(settings);
+    const { result, summary, view } = run(settings, { viewAt: cursor });
     last = { settings, config: parseAllocConf(summary.conf).config, source: theSource(), end: result.allocator };
-    oomAt = new Map(result.ooms.map((o) => [o.request, o]));
+    oomAt = oomsByRequest(result.ooms);
     const full: ReplaySummary = {
       ...summary,
       events: result.events.length,
@@ -320,15 +334,14 @@ const api = {
       peakReserved: result.atPeak.reserved,
     };
     if (result.ooms.length > 0) full.notes = [...full.notes, `${result.ooms.length} requests failed with OOM (largest ${formatSize(result.ooms.reduce((m, o) => Math.max(m, o.size), 0))}).`];
-    const view = viewAt(settings, result, clampCursor(cursor), oomAt);
     const timeline = timelineOf(result);
     warmCursor(settings);
-    return moved({ summary: full, timeline, view }, [...timelineBuffers(timeline), ...layoutBuffers(view.layout)]);
+    return moved({ summary: full, timeline, view: view! }, [...timelineBuffers(timeline), ...layoutBuffers(view!.layout)]);
   },
 
   /** The state after request `cursor` under the last replay's settings. */
   seek(cursor: number): CursorView {
-    const view = viewAt(settings, null, clampCursor(cursor), oomAt);
+    const view = viewAt(settings, clampCursor(cursor), oomAt);
     return moved(view, layoutBuffers(view.layout));
   },
 
@@ -341,7 +354,7 @@ const api = {
   stacks(cursor: number): StackTree {
     const s = theSource();
     const { stackOf } = stacksOf(s);
-    const tree = memoryByStack(memoryLayout(allocatorAt(settings, null, clampCursor(cursor)), () => -1), stackOf);
+    const tree = memoryByStack(memoryLayout(allocatorAt(settings, clampCursor(cursor)), () => -1), stackOf);
     return moved(tree, [tree.parent.buffer, tree.end.buffer, tree.depth.buffer, tree.bytes.buffer, tree.blocks.buffer, tree.ids.buffer, tree.leaf.buffer] as ArrayBuffer[]);
   },
 
@@ -406,7 +419,7 @@ const api = {
   exportRun(format: 'pickle' | 'json'): Uint8Array<ArrayBuffer> {
     if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
     const details = source.traces[source.device]?.details;
-    const { result } = run(last.settings, undefined, true);
+    const { result } = run(last.settings, { keepEvents: true });
     const snapshot = exportSnapshot(result, source.stream, {
       config: last.config,
       device: source.device,
@@ -420,10 +433,9 @@ const api = {
   compare(confs: string[], base: ReplaySettings, cursor: number): CompareRun[] {
     compared = confs.map((conf) => ({ settings: { ...base, conf }, oomAt: new Map() }));
     const runs: CompareRun[] = compared.map((c) => {
-      const { result, summary } = run(c.settings);
-      c.oomAt = new Map(result.ooms.map((o) => [o.request, o]));
-      const view = viewAt(c.settings, result, clampCursor(cursor), c.oomAt);
-      return { conf: summary.conf, stats: result.stats, peakReserved: result.atPeak.reserved, timeline: timelineOf(result), view };
+      const { result, summary, view } = run(c.settings, { viewAt: cursor });
+      c.oomAt = oomsByRequest(result.ooms);
+      return { conf: summary.conf, stats: result.stats, peakReserved: result.atPeak.reserved, timeline: timelineOf(result), view: view! };
     });
     return moved(runs, runs.flatMap((r) => [...timelineBuffers(r.timeline), ...layoutBuffers(r.view.layout)]));
   },
@@ -432,7 +444,7 @@ const api = {
   compareSeek(cursor: number): CursorView[] {
     if (compared.length === 0) throw new Error('Nothing is being compared.');
     const at = clampCursor(cursor);
-    const views = compared.map((c) => viewAt(c.settings, null, at, c.oomAt));
+    const views = compared.map((c) => viewAt(c.settings, at, c.oomAt));
     return moved(views, views.flatMap((v) => layoutBuffers(v.layout)));
   },
 };

@@ -72,6 +72,29 @@ test('the max_split slider, moved from unlimited to 128 MiB, replays like splits
   await session.page.screenshot({ path: `${shots}/max-split-128.png` });
 });
 
+test('a config change keeps the cursor: the state there under the new config, as splitscope replay --until gives it', async () => {
+  const { total } = await cursor();
+  const at = Math.floor(total * 0.4);
+  await session.page.evaluate(`window.splitscope.seek(${at})`);
+  await session.page.waitForFunction(`window.splitscope.cursor().index === ${at}`);
+  await ready();
+  const slider = session.page.getByRole('slider', { name: /max_split/ });
+  await slider.focus();
+  await slider.press('ArrowLeft');
+  const mb = await slider.getAttribute('aria-valuenow');
+  await ready();
+  expect((await cursor()).index).toBe(at);
+  const conf = await session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF').inputValue();
+  expect(conf).toContain(`max_split_size_mb:${mb}`);
+  expect(await stats()).toEqual(cli(['replay', SAMPLE, '--conf', conf, '--until', String(at)]).stats);
+  // The end is a key away, and is the whole replay's.
+  await session.page.locator('h1').click();
+  await session.page.keyboard.press('End');
+  await session.page.waitForFunction(`window.splitscope.cursor().index === ${total - 1}`);
+  await ready();
+  expect(await stats()).toEqual(cli(['replay', SAMPLE, '--conf', conf]).stats);
+});
+
 test('a typed config is checked as it is typed and replays like splitscope replay --conf', async () => {
   const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
   await field.fill('max_split_size_mb:10');

@@ -49,3 +49,27 @@ test('warm() makes every checkpoint ahead in slices; then a move back replays no
   expect(stateOf(cursor.at(15_432))).toEqual(want);
   expect(stateOf(cursor.at(3_210))).toEqual(stateOf(replay(plan.stream, { ...plan.replayOptions, until: 3_210, statsOnly: true }).allocator));
 });
+
+test.each(CASES)('%s: a visit partway through a whole replay sees the state a replay stopped there leaves, and the rest runs on unchanged', (file, options) => {
+  const snapshot = decodeSnapshotFile(readFileSync(`tests/fixtures/${file}`));
+  const plan = planSnapshotReplay(snapshot, options);
+  const n = plan.stream.length;
+  const whole = replay(plan.stream, plan.replayOptions);
+  for (const after of [0, Math.floor(n * 0.4), n - 1]) {
+    let seen: unknown = null;
+    let oomsSeen = -1;
+    const result = replay(plan.stream, plan.replayOptions, {
+      after,
+      see: (allocator, ooms) => {
+        seen = stateOf(allocator);
+        oomsSeen = ooms.length;
+      },
+    });
+    const stopped = replay(plan.stream, { ...plan.replayOptions, until: after });
+    expect([after, seen]).toEqual([after, stateOf(stopped.allocator)]);
+    expect(oomsSeen).toBe(stopped.ooms.length);
+    expect(result.stats).toEqual(whole.stats);
+    expect(Array.from(result.series.reserved)).toEqual(Array.from(whole.series.reserved));
+    expect(result.events.length).toBe(whole.events.length);
+  }
+});

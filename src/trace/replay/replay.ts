@@ -251,9 +251,23 @@ function advance(run: ReplayRun, end: number): void {
   run.nextCompletion = c;
 }
 
-export function replay(stream: RequestStream, options: ReplayOptions): ReplayResult {
+/**
+ * A look at the allocator partway through a replay: `see` runs once request `after` is applied (at
+ * the end, if the replay stops before). It reads the state and must not change it. So a view of the
+ * state at a cursor comes from the same pass as the whole run, rather than a second replay up to it.
+ */
+export interface ReplayVisit {
+  after: number;
+  see(allocator: CachingAllocator, oomsSoFar: readonly ReplayOom[]): void;
+}
+
+export function replay(stream: RequestStream, options: ReplayOptions, visit?: ReplayVisit): ReplayResult {
   const n = Math.min(stream.length, (options.until ?? Infinity) + 1);
   const run = startReplay(stream, options, n);
+  if (visit) {
+    advance(run, Math.max(0, Math.min(n, visit.after + 1)));
+    visit.see(run.allocator, run.ooms);
+  }
   advance(run, n);
   const { allocator, atPeak, events, ooms, divergences, problems, series } = run;
   return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, problems, series };
