@@ -7,7 +7,8 @@ import { useEffect, useRef, useState, type KeyboardEvent, type PointerEvent } fr
 import { formatSize } from '../allocator/format-size';
 import { cancelDraw, scheduleDraw } from '../lib/frame-scheduler';
 import { measure } from '../lib/timing';
-import { envelope, markerColumns, type Envelope } from '../lib/envelope';
+import { envelope, markerColumns } from '../lib/envelope';
+import { areaPath, bandPath } from '../plot/timeline-paths';
 import { keysTakenBy, keyTarget } from './timeline-keys';
 import { byteAxis } from './timeline-ticks';
 import { upperBound } from '../lib/binary-search';
@@ -66,30 +67,6 @@ function contains(sorted: Int32Array, value: number): boolean {
   return lo < sorted.length && sorted[lo] === value;
 }
 
-/** A closed band: along the maxima left to right, back along the minima (a line where they agree). */
-function bandPath(env: Envelope, x: (i: number) => number, y: (v: number) => number): string {
-  const k = env.min.length;
-  if (k === 0) return '';
-  const xs = new Float64Array(k);
-  for (let j = 0; j < k; j++) xs[j] = x((env.start[j]! + env.start[j + 1]! - 1) / 2);
-  const parts: string[] = [];
-  for (let j = 0; j < k; j++) parts.push(`${j ? 'L' : 'M'}${xs[j]!.toFixed(1)},${y(env.max[j]!).toFixed(1)}`);
-  for (let j = k - 1; j >= 0; j--) parts.push(`L${xs[j]!.toFixed(1)},${y(env.min[j]!).toFixed(1)}`);
-  return parts.join('') + 'Z';
-}
-
-/** The area under the maxima, down to zero. */
-function areaPath(env: Envelope, x: (i: number) => number, y: (v: number) => number): string {
-  const k = env.min.length;
-  if (k === 0) return '';
-  const x0 = x(env.start[0]!);
-  const x1 = x(env.start[k]! - 1);
-  const parts = [`M${x0.toFixed(1)},${y(0).toFixed(1)}`];
-  for (let j = 0; j < k; j++) parts.push(`L${x((env.start[j]! + env.start[j + 1]! - 1) / 2).toFixed(1)},${y(env.max[j]!).toFixed(1)}`);
-  parts.push(`L${x1.toFixed(1)},${y(0).toFixed(1)}Z`);
-  return parts.join('');
-}
-
 function seriesMax(s: TimelineSeries): number {
   let m = 0;
   for (const a of [s.reserved, s.allocated, s.active]) for (let i = 0; i < a.length; i++) if (a[i]! > m) m = a[i]!;
@@ -110,7 +87,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
   live.current.timed = timed;
   live.current.time = time;
   live.current.annotations = annotations;
@@ -156,9 +133,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
     const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}`;
 
-    // Axes and series only when the data or the size changed; a cursor move redraws the cursor alone.
-    if (L.drawnKey !== key) {
-      L.drawnKey = key;
+    const drawAxes = (): void => {
       root.attr('width', L.width).attr('height', L.height);
       root.select('.tl-plot-area').attr('transform', `translate(${MARGIN.left},${MARGIN.top})`);
       root.select<SVGGElement>('.tl-grid')
@@ -174,6 +149,18 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             .ticks(Math.max(2, Math.floor(iw / 110)))
             .tickFormat((v) => (unit ? `${format(',~g')(+v)} ${unit}` : Number.isInteger(+v) ? count(+v) : '')),
         );
+    };
+
+    // Axes and series only when the data or the size changed; a cursor move redraws the cursor alone.
+    if (L.drawnKey !== key) {
+      L.drawnKey = key;
+      // The axes only when they change: a slider step replays the series, and their ticks seldom move.
+      const axesKey = `${L.width}x${L.height}:${axis.top}:${axis.ticks.join(',')}:${x.domain().join(',')}:${unit}`;
+      if (L.axesKey !== axesKey) {
+        L.axesKey = axesKey;
+        drawAxes();
+      }
+
       // The program's phases: record_function ranges on the first strip, user_metadata on the second.
       root
         .select('.tl-annotations')

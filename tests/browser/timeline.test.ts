@@ -58,6 +58,7 @@ function App() {
   }, [playing, total]);
   window.harness = {
     small: () => { setSeries(small()); setCursor(20); },
+    scaled: (f) => { const s = synthetic(${N}); for (const k of ['allocated', 'reserved', 'active']) s[k] = s[k].map((v) => v * f); setSeries(s); },
     none: () => { setSeries(null); setCursor(-1); },
     width: setWidth,
   };
@@ -229,6 +230,30 @@ test('resizing redraws once per frame; redraw time for 470k points', async () =>
   const cursorDraws = await page.evaluate<number[]>(`performance.getEntriesByName('splitscope:timeline-draw').map((e) => e.duration)`);
   const ms = (xs: number[]) => `median ${[...xs].sort((a, b) => a - b)[xs.length >> 1]!.toFixed(2)} ms, max ${Math.max(...xs).toFixed(2)} ms`;
   console.log(`timeline redraw, ${N.toLocaleString('en-US')} points: full (resize) ${ms(draws)}; cursor only ${ms(cursorDraws)} (${cursorDraws.length} frames for 10 key presses)`);
+});
+
+test('a new series redraws the axes only when their ticks move', async () => {
+  const ticks = () => page.evaluate<string>(`[...document.querySelectorAll('.tl-y .tick text')].map((t) => t.textContent).join(' ')`);
+  const before = await ticks();
+  const d = await page.locator('.tl-allocated').getAttribute('d');
+  await page.evaluate(`window.harness.scaled(4)`);
+  await page.waitForFunction(`document.querySelector('.tl-allocated').getAttribute('d') !== ${JSON.stringify(d)}`);
+  const larger = await ticks();
+  expect(larger).not.toBe(before);
+  // Nearly the same peak: the same ticks, the paths redrawn all the same.
+  const d4 = await page.locator('.tl-allocated').getAttribute('d');
+  await page.evaluate(`(() => {
+    window.axisChanges = 0;
+    const seen = new MutationObserver((records) => (window.axisChanges += records.length));
+    for (const g of document.querySelectorAll('.tl-x, .tl-y, .tl-grid')) seen.observe(g, { attributes: true, childList: true, subtree: true, characterData: true });
+  })()`);
+  await page.evaluate(`window.harness.scaled(4.01)`);
+  await page.waitForFunction(`document.querySelector('.tl-allocated').getAttribute('d') !== ${JSON.stringify(d4)}`);
+  expect(await ticks()).toBe(larger);
+  expect(await page.evaluate<number>('window.axisChanges')).toBe(0);
+  await page.evaluate(`window.harness.scaled(1)`);
+  await page.waitForFunction(`document.querySelector('.tl-allocated').getAttribute('d') === ${JSON.stringify(d)}`);
+  expect(await ticks()).toBe(before);
 });
 
 test('dark theme', async () => {
