@@ -50,6 +50,8 @@ interface LiveBlock {
   chunks: readonly number[];
   /** Where its chunks start in the verify table (-1: it has none). */
   entry: number;
+  /** The block its op reads (-1: none): the batch that allocated it reads it. */
+  input: number;
 }
 
 export class StressRun {
@@ -72,6 +74,9 @@ export class StressRun {
   private readonly verifyTable = new VerifyTable();
   private nextTag = 1;
   private lastAllocated = -1;
+  /** The batches stepped so far, and the last in which each logical id was fresh (see step). */
+  private batches = 0;
+  private freshIn: Int32Array;
   /** Blocks live before the first request (a trace that starts mid-run): the first batch fills them. */
   private unfilled: number[] = [];
   private readonly planning: boolean;
@@ -81,6 +86,7 @@ export class StressRun {
     options: StressRunOptions,
   ) {
     this.layout = new ArenaLayout(options.arenaWords, options.deviceBytes);
+    this.freshIn = new Int32Array(stream.idCount);
     this.planning = options.plan ?? true;
     this.placement = new FramedPlacement(driverPlacementFor(stream.recordedSegments, stream.initialSegments.filter((s) => !s.expandable)), new PhysicalFrames(options.deviceBytes));
     const cap = options.capacity && options.capacity.bytes < options.deviceBytes ? options.capacity : undefined;
@@ -115,10 +121,14 @@ export class StressRun {
   step(count: number): BatchPlan {
     const { kind, id, size, stream, input, pool } = this.stream;
     const end = Math.min(this.stream.length, this.position + count);
-    // Blocks not yet written (allocated in this batch, or live before the first request).
-    const fresh = new Set<number>(this.unfilled);
+    // Blocks not yet written (allocated in this batch, or live before the first request), each once,
+    // in the order they came: a set kept as the batch each id was last fresh in (a Set and a Map a
+    // batch cost more than the rest of its planning).
+    const batch = ++this.batches;
+    const freshIn = this.freshIn;
+    const fresh = this.unfilled;
     this.unfilled = [];
-    const inputs = new Map<number, number>();
+    for (const blockId of fresh) freshIn[blockId] = batch;
     const freed: number[] = [];
     let freedBlocks = 0;
     for (let i = this.position; i < end; i++) {
@@ -130,33 +140,39 @@ export class StressRun {
           continue;
         }
         const wanted = input[i]!;
-        inputs.set(blockId, wanted >= 0 && this.live.has(wanted) ? wanted : this.lastAllocated);
-        this.track(blockId, block);
-        fresh.add(blockId);
+        const from = wanted >= 0 && this.live.has(wanted) ? wanted : this.lastAllocated;
+        this.track(blockId, block).input = from;
+        if (freshIn[blockId] !== batch) {
+          freshIn[blockId] = batch;
+          fresh.push(blockId);
+        }
       } else {
         const live = this.live.get(blockId);
         // No block: its alloc failed in this run, so the program never got a tensor to free. A deferred
         // free (record_stream) completes at once here: the arena checks where blocks are, not when.
         if (!live) continue;
-        if (this.planning && !fresh.has(blockId) && live.chunks.length > 0) {
+        if (this.planning && freshIn[blockId] !== batch && live.chunks.length > 0) {
           for (let c = 0; c < live.chunks.length; c++) freed.push(live.chunks[c]!);
           freedBlocks++;
         }
         this.allocator.free(live.block);
         this.untrack(blockId);
-        inputs.delete(blockId);
       }
     }
     this.position = end;
     if (!this.planning) return EMPTY_PLAN;
     if (this.verifyTable.sparse) this.compact();
-    const newLive = [...fresh].filter((b) => this.live.has(b));
-    this.transientBlocks += fresh.size - newLive.length;
+    const newLive: LiveBlock[] = [];
+    for (const blockId of fresh) {
+      const live = this.live.get(blockId);
+      if (live) newLive.push(live);
+    }
+    this.transientBlocks += fresh.length - newLive.length;
     const verify = this.verifyTable.sweep();
     return {
       freed: Uint32Array.from(freed),
-      fill: this.concat(newLive),
-      op: this.opEntries(newLive, inputs),
+      fill: concat(newLive),
+      op: this.opEntries(newLive),
       verify,
       verifyBlocks: freedBlocks + blockStarts(verify),
     };
@@ -184,13 +200,15 @@ export class StressRun {
     this.verifyTable.compact(this.live.values());
   }
 
-  private track(blockId: number, block: Block): void {
+  private track(blockId: number, block: Block): LiveBlock {
     const tag = this.nextTag++ >>> 0;
     const victim = this.faultOverlap ? this.live.get(this.lastAllocated) : undefined;
     const chunks = !this.planning ? NO_CHUNKS : victim ? overlapping(victim.chunks, tag) : this.chunksOf(block, tag);
     const entry = chunks.length > 0 ? this.verifyTable.add(chunks) : -1;
-    this.live.set(blockId, { block, chunks, entry });
+    const live: LiveBlock = { block, chunks, entry, input: -1 };
+    this.live.set(blockId, live);
     this.lastAllocated = blockId;
+    return live;
   }
 
   private untrack(blockId: number): void {
@@ -206,27 +224,15 @@ export class StressRun {
     return blockChunks(this.layout, frames, block.addr - segment.addr, block.size, tag);
   }
 
-  private concat(ids: readonly number[]): Uint32Array<ArrayBuffer> {
+  private opEntries(blocks: readonly LiveBlock[]): Uint32Array<ArrayBuffer> {
     let n = 0;
-    for (const b of ids) n += this.live.get(b)!.chunks.length;
+    for (const b of blocks) n += (b.chunks.length / CHUNK_U32S) * OP_U32S;
     const out = new Uint32Array(n);
     let at = 0;
-    for (const b of ids) {
-      const chunks = this.live.get(b)!.chunks;
-      for (let i = 0; i < chunks.length; i++) out[at++] = chunks[i]!;
-    }
-    return out;
-  }
-
-  private opEntries(ids: readonly number[], inputs: Map<number, number>): Uint32Array<ArrayBuffer> {
-    let n = 0;
-    for (const b of ids) n += (this.live.get(b)!.chunks.length / CHUNK_U32S) * OP_U32S;
-    const out = new Uint32Array(n);
-    let at = 0;
-    for (const b of ids) {
-      const outChunks = this.live.get(b)!.chunks;
-      const from = inputs.get(b);
-      const inChunks = from !== undefined && from !== b ? this.live.get(from)?.chunks : undefined;
+    for (const b of blocks) {
+      const outChunks = b.chunks;
+      const from = b.input >= 0 ? this.live.get(b.input) : undefined;
+      const inChunks = from !== undefined && from !== b ? from.chunks : undefined;
       const inCount = inChunks ? inChunks.length / CHUNK_U32S : 0;
       for (let c = 0, k = 0; c < outChunks.length; c += CHUNK_U32S, k++) {
         for (let u = 0; u < CHUNK_U32S; u++) out[at + u] = outChunks[c + u]!;
@@ -240,6 +246,19 @@ export class StressRun {
     }
     return out;
   }
+}
+
+/** The blocks' chunks, one after another. */
+function concat(blocks: readonly LiveBlock[]): Uint32Array<ArrayBuffer> {
+  let n = 0;
+  for (const b of blocks) n += b.chunks.length;
+  const out = new Uint32Array(n);
+  let at = 0;
+  for (const b of blocks) {
+    const chunks = b.chunks;
+    for (let i = 0; i < chunks.length; i++) out[at++] = chunks[i]!;
+  }
+  return out;
 }
 
 const EMPTY_PLAN: BatchPlan = { freed: new Uint32Array(0), fill: new Uint32Array(0), op: new Uint32Array(0), verify: new Uint32Array(0), verifyBlocks: 0 };

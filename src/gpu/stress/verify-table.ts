@@ -16,6 +16,8 @@ export const SWEEP_BATCHES = 8;
 
 export class VerifyTable {
   private table = new Uint32Array(64 * CHUNK_U32S);
+  /** The other table compaction writes into, in turn. */
+  private spare = new Uint32Array(0);
   /** Entries in use, blank ones included. */
   private used = 0;
   private blank = 0;
@@ -55,8 +57,10 @@ export class VerifyTable {
    * anew, setting each one's `entry`; the round goes on from the same block.
    */
   compact(blocks: Iterable<{ entry: number; readonly chunks: readonly number[] }>): void {
+    // Into the table the last compaction left (what it holds past `used` is never read).
     const old = this.table;
-    this.table = new Uint32Array(old.length);
+    this.table = this.spare.length >= old.length ? this.spare : new Uint32Array(old.length);
+    this.spare = old;
     this.used = 0;
     this.blank = 0;
     let [cursor, roundEnd] = [0, 0];
