@@ -73,6 +73,9 @@ test("while another source opens, the tuning guide never shows the last one's fi
   await openFile('tests/fixtures/train_gpt2-n150__default.pickle.gz');
   await page.evaluate('window.splitscope.guide()');
   await expect.poll(() => page.locator('.guide .guide-items').count()).toBe(1);
+  // The sampler's last tick may have come before the guide was drawn (under load its 20 ms run late):
+  // wait for a sample that saw it.
+  await expect.poll(() => page.evaluate<string | null>('window.__samples.at(-1)?.[1] ?? null'), { timeout: 30_000 }).toMatch(/train_gpt2-n150/);
   const samples = await page.evaluate<[string, string | null][]>('clearInterval(window.__sampler), window.__samples');
   expect(samples.filter(([, guide]) => guide !== null && guide !== undefined).length).toBeGreaterThan(2);
   for (const [source, guide] of samples) if (guide) expect([source, guide]).toEqual([source, source]);
