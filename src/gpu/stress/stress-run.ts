@@ -50,7 +50,7 @@ interface LiveBlock {
   chunks: readonly number[];
   /** Where its chunks start in the verify table (-1: it has none). */
   entry: number;
-  /** The block its op reads (-1: none): the batch that allocated it reads it. */
+  /** The logical id of the block its op reads (-1: none); read by the batch that allocated it. */
   input: number;
 }
 
