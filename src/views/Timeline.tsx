@@ -8,7 +8,7 @@ import { formatSize } from '../allocator/format-size';
 import { cancelDraw, scheduleDraw } from '../lib/frame-scheduler';
 import { measure } from '../lib/timing';
 import { envelope, markerColumns } from '../lib/envelope';
-import { areaPath, bandPath } from '../plot/timeline-paths';
+import { areaPath, seriesPaths } from '../plot/timeline-paths';
 import { keysTakenBy, keyTarget } from './timeline-keys';
 import { byteAxis } from './timeline-ticks';
 import { upperBound } from '../lib/binary-search';
@@ -176,9 +176,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         .text((a) => `${a.label}: requests ${count(a.start + 1)}–${count(a.end + 1)}`);
       const columns = Math.ceil(iw);
       const env = s && { reserved: envelope(s.reserved, columns), active: envelope(s.active, columns), allocated: envelope(s.allocated, columns) };
-      const paths = env
-        ? { reservedArea: areaPath(env.reserved, xi, y), reserved: bandPath(env.reserved, xi, y), active: bandPath(env.active, xi, y), allocated: bandPath(env.allocated, xi, y) }
-        : { reservedArea: '', reserved: '', active: '', allocated: '' };
+      const paths = env ? seriesPaths(env, xi, y) : { reservedArea: '', reserved: '', active: '', allocated: '' };
       root.select('.tl-reserved-area').attr('d', paths.reservedArea);
       root.select('.tl-reserved').attr('d', paths.reserved);
       root.select('.tl-active').attr('d', paths.active);

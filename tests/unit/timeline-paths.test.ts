@@ -3,7 +3,7 @@
 import fc from 'fast-check';
 import { expect, test } from 'vitest';
 import { envelope } from '../../src/lib/envelope';
-import { areaPath, bandPath } from '../../src/plot/timeline-paths';
+import { areaPath, bandPath, seriesPaths } from '../../src/plot/timeline-paths';
 
 const x = (i: number): number => i * 1.5;
 const y = (v: number): number => 100 - v;
@@ -60,4 +60,18 @@ test('a flat series draws with four vertices, a sawtooth with every column', () 
   expect(points(bandPath(envelope(new Array(10_000).fill(7), 700), x, y))).toHaveLength(4);
   const saw = Array.from({ length: 1400 }, (_, i) => i % 2);
   expect(points(bandPath(envelope(saw, 1400), x, y))).toHaveLength(2 * 1400);
+});
+
+test('the four series paths at once are the paths drawn one by one', () => {
+  fc.assert(
+    fc.property(fc.array(fc.tuple(fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 9 }), fc.integer({ min: 0, max: 9 })), { minLength: 1, maxLength: 200 }), fc.integer({ min: 1, max: 60 }), (rows, columns) => {
+      const env = { reserved: envelope(rows.map((r) => r[0]), columns), active: envelope(rows.map((r) => r[1]), columns), allocated: envelope(rows.map((r) => r[2]), columns) };
+      expect(seriesPaths(env, x, y)).toEqual({
+        reservedArea: areaPath(env.reserved, x, y),
+        reserved: bandPath(env.reserved, x, y),
+        active: bandPath(env.active, x, y),
+        allocated: bandPath(env.allocated, x, y),
+      });
+    }),
+  );
 });
