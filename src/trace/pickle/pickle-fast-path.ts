@@ -32,8 +32,11 @@ export function isStandIn(v: PickleValue | undefined): boolean {
 export class FastPathUnusable extends Error {}
 
 export interface PickleFastPath {
-  /** Called by the reader once it starts, with its input, memo and string cache. */
-  attach(bytes: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache): void;
+  /**
+   * Called by the reader as it starts on each window of the input, with the window, its memo and
+   * string cache. Past `soft` the window may end within an object: read none that starts there.
+   */
+  attach(bytes: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache, soft: number): void;
   /**
    * At the EMPTY_DICT before `pos`: reads the objects that start there, returning the position after
    * them (lastCount says how many), or -1, with the memo as it was, when it reads none.

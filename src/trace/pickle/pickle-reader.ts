@@ -95,6 +95,8 @@ export interface ReadPickleOptions {
   fastPath?: PickleFastPath;
   /** Strings to decode to these very values, so that comparing them is a pointer test (dict keys). */
   intern?: readonly string[];
+  /** Bytes a window must hold past where reading goes on (default WINDOW_MARGIN; tests make it small). */
+  windowMargin?: number;
 }
 
 const PROGRESS_STEP = 4 << 20;
@@ -344,9 +346,13 @@ function checkNotStandIn(v: PickleValue): PickleValue {
   return v;
 }
 
-function textOperand(b: Uint8Array, at: number, op: number, p: number): string {
+/** The text operand at `p` up to its newline; null when the window ends first and more may come. */
+function textOperand(b: Uint8Array, p: number, at: number, op: number, base: number, final: boolean): string | null {
   const e = lineEnd(b, p);
-  if (e < 0) truncated(at, op, b.length + 1, b.length);
+  if (e < 0) {
+    if (!final) return null;
+    truncated(at, op, base + b.length + 1, base + b.length);
+  }
   return latin1(b, p, e);
 }
 
@@ -422,452 +428,597 @@ function fillTraceEntry(d: PickleDict, s: PickleValue[], m: number, count: numbe
  * Throws ImportError ('truncated', 'unsafe-opcode', 'bad-opcode', 'too-deep') on bad input.
  */
 export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): PickleValue {
-  const b = bytes;
-  const n = b.length;
-  const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
-  const strings = new StringCache(b, options.intern);
-  const onProgress = options.onProgress;
-  const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
-  let nextProgress = onProgress ? PROGRESS_STEP : Infinity;
+  const read = new PickleReader(bytes.length, options).read(bytes, 0, true);
+  return (read as { value: PickleValue }).value;
+}
 
+/**
+ * Bytes a window must hold past where reading goes on, unless it runs to the end of the pickle:
+ * every opcode but a long string or bytes fits in far less (the longest other takes 257 bytes, and
+ * a margin must be at least that), and so does a trace entry that the fast path reads whole.
+ */
+export const WINDOW_MARGIN = 1 << 20;
+const LONGEST_SHORT_OPCODE = 257;
+
+/** What PickleReader.read says when its window ran out before the pickle did. */
+export interface PickleNeedsMore {
+  /** Reading goes on from this byte of the window: the next window starts there. */
+  keepFrom: number;
+  /** The next window must run at least to this byte of the pickle (more if it can). */
+  need: number;
+}
+
+/**
+ * The reader, resumable: it reads a pickle one window of its bytes after another (a file read in
+ * chunks need never be held whole), and keeps its stack and memo between windows.
+ */
+export class PickleReader {
   // The stack is used with an explicit height `sp` so popping never reallocates; `floor` is
   // the height at the innermost MARK (Python keeps each MARK's items on a separate list).
-  // No closures capture these: captured locals would live in a heap context, not registers.
-  const stack: PickleValue[] = [];
-  let sp = 0;
-  let floor = 0;
+  private readonly stack: PickleValue[] = [];
+  private sp = 0;
+  private floor = 0;
   // Enclosing floors, one per open MARK, used as a stack of height `depth`.
-  const marks: number[] = [];
-  let depth = 0;
+  private readonly marks: number[] = [];
+  private depth = 0;
   // Memo indices are dense from 0 in every pickle Python writes; PUT may in principle use
   // any index, and those far past the end go to `sparse` so the array stays packed.
-  const memo: PickleValue[] = [];
-  const sparse = new Map<number, PickleValue>();
-  let hasSparse = false;
+  private readonly memo: PickleValue[] = [];
+  private readonly sparse = new Map<number, PickleValue>();
+  private hasSparse = false;
+  private readonly strings: StringCache;
+  /** The byte of the pickle at which progress is next reported. */
+  private nextProgress: number;
 
-  const rows = options.fastPath;
-  rows?.attach(b, view, memo, strings);
+  /** `total`: the pickle's size in bytes, for progress (0 if unknown). */
+  constructor(
+    private readonly total: number,
+    private readonly options: ReadPickleOptions = {},
+  ) {
+    this.strings = new StringCache(options.intern);
+    this.nextProgress = options.onProgress && total > 0 ? PROGRESS_STEP : Infinity;
+  }
 
-  let pos = 0;
-  for (;;) {
-    const at = pos;
-    // Past the end this reads undefined, which lands in `default`: no bounds test per op.
-    const op = b[pos++]!;
-    switch (op) {
-      case BINGET: {
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        const i = b[pos++]!;
-        const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
-        if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
-        stack[sp++] = v;
+  /**
+   * Reads on from the start of `b`, byte `base` of the pickle, where the last window left off.
+   * `final`: `b` runs to the end of the pickle. Returns the value once STOP is read; else (never
+   * when final) where the next window must start and how far it must run.
+   */
+  read(b: Uint8Array, base: number, final: boolean): { value: PickleValue } | PickleNeedsMore {
+    const n = b.length;
+    const view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    const { options, stack, marks, memo, sparse, strings } = this;
+    const onProgress = options.onProgress;
+    const maxDepth = options.maxDepth ?? DEFAULT_MAX_DEPTH;
+    // Locals in the loop, not fields: they then live in registers. No closures capture them.
+    let { sp, floor, depth, hasSparse } = this;
+    let nextProgress = this.nextProgress - base;
+    const total = final ? base + n : this.total;
+    // Past `soft` the window may end inside an opcode: stop there and wait for the next one.
+    const margin = Math.max(LONGEST_SHORT_OPCODE, options.windowMargin ?? WINDOW_MARGIN);
+    const soft = final ? n + 1 : n - margin;
+    strings.rebase(b);
+    const rows = options.fastPath;
+    rows?.attach(b, view, memo, strings, final ? Infinity : soft);
+
+    let pos = 0;
+    /** Set where reading stops for more bytes: the pickle's byte the next window must reach. */
+    let need = -1;
+    loop: for (;;) {
+      if (pos >= soft) {
+        need = base + pos + 2 * margin;
         break;
       }
-      case LONG_BINGET: {
-        if (pos + 4 > n) truncated(at, op, pos + 4, n);
-        const i = view.getUint32(pos, true);
-        pos += 4;
-        const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
-        if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
-        stack[sp++] = v;
-        break;
-      }
-      case MEMOIZE:
-        if (sp <= floor) underflow(at, op);
-        if (!hasSparse) memo.push(stack[sp - 1]!);
-        else memoize(memo, sparse, stack[sp - 1]!);
-        break;
-      case MARK:
-        // Progress is checked here and at FRAME only: every real pickle has plenty of both.
-        if (pos >= nextProgress) {
-          onProgress!(pos / n);
-          nextProgress = pos + PROGRESS_STEP;
+      // Where the opcode starts in the pickle (for messages); `pos` is where it is in the window.
+      const at = base + pos;
+      // Past the end this reads undefined, which lands in `default`: no bounds test per op.
+      const op = b[pos++]!;
+      switch (op) {
+        case BINGET: {
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          const i = b[pos++]!;
+          const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+          if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
+          stack[sp++] = v;
+          break;
         }
-        if (depth >= maxDepth) {
-          throw new ImportError(
-            'too-deep',
-            `The pickle nests containers more than ${maxDepth} deep (MARK at byte ${at}); a ` +
-              `memory snapshot never does, so the file is damaged or hostile and was not read.`,
-            at,
-          );
+        case LONG_BINGET: {
+          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
+          const i = view.getUint32(pos, true);
+          pos += 4;
+          const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+          if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
+          stack[sp++] = v;
+          break;
         }
-        marks[depth++] = floor;
-        floor = sp;
-        break;
-      case EMPTY_DICT:
-        if (rows !== undefined && !hasSparse) {
-          const end = rows.read(pos);
-          if (end >= 0) {
-            for (let k = rows.lastCount; k > 0; k--) stack[sp++] = ROW_STAND_IN;
-            pos = end;
-            break;
+        case MEMOIZE:
+          if (sp <= floor) underflow(at, op);
+          if (!hasSparse) memo.push(stack[sp - 1]!);
+          else memoize(memo, sparse, stack[sp - 1]!);
+          break;
+        case MARK:
+          // Progress is checked here and at FRAME only: every real pickle has plenty of both.
+          if (pos >= nextProgress) {
+            onProgress!((base + pos) / total);
+            nextProgress = pos + PROGRESS_STEP;
           }
-        }
-        stack[sp++] = new Dict();
-        break;
-      case EMPTY_LIST:
-        stack[sp++] = [];
-        break;
-      case SETITEMS: {
-        if (depth === 0) noMark(at, op);
-        const m = floor;
-        floor = marks[--depth]!;
-        if (m <= floor) underflow(at, op);
-        const d = stack[m - 1];
-        if (!isDict(d)) notA(at, op, 'dict', d!);
-        const count = sp - m;
-        if (count & 1) malformed(at, op, 'has a key without a value');
-        if ((count === 14 || count === 16) && stack[m] === 'action' && isTraceEntry(stack, m, count)) {
-          fillTraceEntry(d, stack, m, count);
-        } else {
-          for (let i = m; i < sp; i += 2) {
-            const k = stack[i]!;
-            if (typeof k === 'string' && k !== '__proto__') d[k] = stack[i + 1]!;
-            else setItem(d, k, stack[i + 1]!, at, op);
+          if (depth >= maxDepth) {
+            throw new ImportError(
+              'too-deep',
+              `The pickle nests containers more than ${maxDepth} deep (MARK at byte ${at}); a ` +
+                `memory snapshot never does, so the file is damaged or hostile and was not read.`,
+              at,
+            );
           }
+          marks[depth++] = floor;
+          floor = sp;
+          break;
+        case EMPTY_DICT:
+          if (rows !== undefined && !hasSparse) {
+            const end = rows.read(pos);
+            if (end >= 0) {
+              for (let k = rows.lastCount; k > 0; k--) stack[sp++] = ROW_STAND_IN;
+              pos = end;
+              break;
+            }
+          }
+          stack[sp++] = new Dict();
+          break;
+        case EMPTY_LIST:
+          stack[sp++] = [];
+          break;
+        case SETITEMS: {
+          if (depth === 0) noMark(at, op);
+          const m = floor;
+          floor = marks[--depth]!;
+          if (m <= floor) underflow(at, op);
+          const d = stack[m - 1];
+          if (!isDict(d)) notA(at, op, 'dict', d!);
+          const count = sp - m;
+          if (count & 1) malformed(at, op, 'has a key without a value');
+          if ((count === 14 || count === 16) && stack[m] === 'action' && isTraceEntry(stack, m, count)) {
+            fillTraceEntry(d, stack, m, count);
+          } else {
+            for (let i = m; i < sp; i += 2) {
+              const k = stack[i]!;
+              if (typeof k === 'string' && k !== '__proto__') d[k] = stack[i + 1]!;
+              else setItem(d, k, stack[i + 1]!, at, op);
+            }
+          }
+          sp = m;
+          break;
         }
-        sp = m;
-        break;
-      }
-      case APPENDS: {
-        if (depth === 0) noMark(at, op);
-        const m = floor;
-        floor = marks[--depth]!;
-        if (m <= floor) underflow(at, op);
-        const list = stack[m - 1];
-        if (!Array.isArray(list)) notA(at, op, 'list', list!);
-        if (rows !== undefined) rows.append(list, stack, m, sp);
-        else for (let i = m; i < sp; i++) list.push(stack[i]!);
-        sp = m;
-        break;
-      }
-      case SHORT_BINUNICODE: {
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        const len = b[pos++]!;
-        if (pos + len > n) truncated(at, op, pos + len, n);
-        stack[sp++] = strings.get(pos, len);
-        pos += len;
-        break;
-      }
-      case BININT1:
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        stack[sp++] = b[pos++]!;
-        break;
-      case BININT2:
-        if (pos + 2 > n) truncated(at, op, pos + 2, n);
-        stack[sp++] = b[pos]! | (b[pos + 1]! << 8);
-        pos += 2;
-        break;
-      case BININT:
-        if (pos + 4 > n) truncated(at, op, pos + 4, n);
-        stack[sp++] = view.getInt32(pos, true);
-        pos += 4;
-        break;
-      case LONG1: {
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        const len = b[pos++]!;
-        if (pos + len > n) truncated(at, op, pos + len, n);
-        stack[sp++] = decodeLong(b, pos, len);
-        pos += len;
-        break;
-      }
-      case BINFLOAT:
-        if (pos + 8 > n) truncated(at, op, pos + 8, n);
-        stack[sp++] = view.getFloat64(pos, false);
-        pos += 8;
-        break;
-      case NONE:
-        stack[sp++] = null;
-        break;
-      case NEWTRUE:
-        stack[sp++] = true;
-        break;
-      case NEWFALSE:
-        stack[sp++] = false;
-        break;
-      case APPEND: {
-        if (sp - floor < 2) underflow(at, op);
-        const list = stack[sp - 2];
-        if (!Array.isArray(list)) notA(at, op, 'list', list!);
-        if (rows !== undefined) rows.append(list, stack, sp - 1, sp);
-        else list.push(stack[sp - 1]!);
-        sp--;
-        break;
-      }
-      case SETITEM: {
-        if (sp - floor < 3) underflow(at, op);
-        const d = stack[sp - 3];
-        if (!isDict(d)) notA(at, op, 'dict', d!);
-        const k = stack[sp - 2]!;
-        if (typeof k === 'string' && k !== '__proto__') d[k] = stack[sp - 1]!;
-        else setItem(d, k, stack[sp - 1]!, at, op);
-        sp -= 2;
-        break;
-      }
-      case TUPLE1:
-        if (sp - floor < 1) underflow(at, op);
-        stack[sp - 1] = [stack[sp - 1]!];
-        break;
-      case TUPLE2:
-        if (sp - floor < 2) underflow(at, op);
-        stack[sp - 2] = [stack[sp - 2]!, stack[sp - 1]!];
-        sp -= 1;
-        break;
-      case TUPLE3:
-        if (sp - floor < 3) underflow(at, op);
-        stack[sp - 3] = [stack[sp - 3]!, stack[sp - 2]!, stack[sp - 1]!];
-        sp -= 2;
-        break;
-      case EMPTY_TUPLE:
-        stack[sp++] = [];
-        break;
-      case TUPLE:
-      case LIST:
-      case FROZENSET: {
-        if (depth === 0) noMark(at, op);
-        const m = floor;
-        floor = marks[--depth]!;
-        const items = stack.slice(m, sp);
-        sp = m;
-        stack[sp++] = items;
-        break;
-      }
-      case DICT: {
-        if (depth === 0) noMark(at, op);
-        const m = floor;
-        floor = marks[--depth]!;
-        if ((sp - m) & 1) malformed(at, op, 'has a key without a value');
-        const d = new Dict();
-        for (let i = m; i < sp; i += 2) setItem(d, stack[i]!, stack[i + 1]!, at, op);
-        sp = m;
-        stack[sp++] = d;
-        break;
-      }
-      // Sets have no JSON form; they become arrays, like tuples.
-      case EMPTY_SET:
-        stack[sp++] = [];
-        break;
-      case ADDITEMS: {
-        if (depth === 0) noMark(at, op);
-        const m = floor;
-        floor = marks[--depth]!;
-        if (m <= floor) underflow(at, op);
-        const set = stack[m - 1];
-        if (!Array.isArray(set)) notA(at, op, 'set', set!);
-        for (let i = m; i < sp; i++) set.push(stack[i]!);
-        sp = m;
-        break;
-      }
-      case BINPUT:
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        if (sp <= floor) underflow(at, op);
-        hasSparse = memoPut(memo, sparse, b[pos++]!, stack[sp - 1]!) || hasSparse;
-        break;
-      case LONG_BINPUT:
-        if (pos + 4 > n) truncated(at, op, pos + 4, n);
-        if (sp <= floor) underflow(at, op);
-        hasSparse = memoPut(memo, sparse, view.getUint32(pos, true), stack[sp - 1]!) || hasSparse;
-        pos += 4;
-        break;
-      case PUT: {
-        const text = textOperand(b, at, op, pos);
-        pos += text.length + 1;
-        if (sp <= floor) underflow(at, op);
-        const i = parseTextInt(text, at, op);
-        if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
-        hasSparse = memoPut(memo, sparse, i, stack[sp - 1]!) || hasSparse;
-        break;
-      }
-      case GET: {
-        const text = textOperand(b, at, op, pos);
-        pos += text.length + 1;
-        const i = parseTextInt(text, at, op);
-        if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
-        stack[sp++] = checkNotStandIn(memoGet(memo, sparse, i, at, op));
-        break;
-      }
-      case POP:
-        if (sp > floor) checkNotStandIn(stack[--sp]!);
-        else if (depth > 0) floor = marks[--depth]!; // CPython: POP on an empty frame drops the MARK
-        else underflow(at, op);
-        break;
-      case POP_MARK:
-        if (depth === 0) noMark(at, op);
-        for (let i = floor; i < sp; i++) checkNotStandIn(stack[i]!);
-        sp = floor;
-        floor = marks[--depth]!;
-        break;
-      case DUP:
-        if (sp <= floor) underflow(at, op);
-        stack[sp] = checkNotStandIn(stack[sp - 1]!);
-        sp++;
-        break;
-      case BINUNICODE: {
-        if (pos + 4 > n) truncated(at, op, pos + 4, n);
-        const len = view.getUint32(pos, true);
-        pos += 4;
-        if (len > n - pos) truncated(at, op, pos + len, n);
-        stack[sp++] = strings.get(pos, len);
-        pos += len;
-        break;
-      }
-      case BINUNICODE8:
-      case BINBYTES8:
-      case BYTEARRAY8: {
-        if (pos + 8 > n) truncated(at, op, pos + 8, n);
-        // Checked against the input before anything is allocated: a hostile length is
-        // reported as truncation, never attempted.
-        const len = view.getUint32(pos, true) + view.getUint32(pos + 4, true) * 4294967296;
-        pos += 8;
-        if (len > n - pos) truncated(at, op, pos + len, n);
-        stack[sp++] = op === BINUNICODE8 ? strings.get(pos, len) : newBytes(b, pos, len);
-        pos += len;
-        break;
-      }
-      case BINBYTES: {
-        if (pos + 4 > n) truncated(at, op, pos + 4, n);
-        const len = view.getUint32(pos, true);
-        pos += 4;
-        if (len > n - pos) truncated(at, op, pos + len, n);
-        stack[sp++] = newBytes(b, pos, len);
-        pos += len;
-        break;
-      }
-      case SHORT_BINBYTES: {
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        const len = b[pos++]!;
-        if (pos + len > n) truncated(at, op, pos + len, n);
-        stack[sp++] = newBytes(b, pos, len);
-        pos += len;
-        break;
-      }
-      case BINSTRING: {
-        if (pos + 4 > n) truncated(at, op, pos + 4, n);
-        const len = view.getInt32(pos, true);
-        pos += 4;
-        if (len < 0) malformed(at, op, 'has a negative length');
-        if (len > n - pos) truncated(at, op, pos + len, n);
-        stack[sp++] = latin1(b, pos, pos + len);
-        pos += len;
-        break;
-      }
-      case SHORT_BINSTRING: {
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        const len = b[pos++]!;
-        if (pos + len > n) truncated(at, op, pos + len, n);
-        stack[sp++] = latin1(b, pos, pos + len);
-        pos += len;
-        break;
-      }
-      case LONG4: {
-        if (pos + 4 > n) truncated(at, op, pos + 4, n);
-        const len = view.getInt32(pos, true);
-        pos += 4;
-        if (len < 0) malformed(at, op, 'has a negative length');
-        if (len > n - pos) truncated(at, op, pos + len, n);
-        stack[sp++] = decodeLong(b, pos, len);
-        pos += len;
-        break;
-      }
-      case INT: {
-        const text = textOperand(b, at, op, pos);
-        pos += text.length + 1;
-        // Protocol 0 spells True and False as INT 01 and INT 00.
-        stack[sp++] = text === '01' ? true : text === '00' ? false : parseTextInt(text, at, op);
-        break;
-      }
-      case LONG: {
-        const text = textOperand(b, at, op, pos);
-        pos += text.length + 1;
-        stack[sp++] = parseTextInt(text.endsWith('L') ? text.slice(0, -1) : text, at, op);
-        break;
-      }
-      case FLOAT: {
-        const text = textOperand(b, at, op, pos);
-        pos += text.length + 1;
-        stack[sp++] = parseTextFloat(text, at);
-        break;
-      }
-      case STRING: {
-        const text = textOperand(b, at, op, pos);
-        pos += text.length + 1;
-        stack[sp++] = decodeStringRepr(text.endsWith('\r') ? text.slice(0, -1) : text, at);
-        break;
-      }
-      case UNICODE: {
-        const e = lineEnd(b, pos);
-        if (e < 0) truncated(at, op, n + 1, n);
-        stack[sp++] = decodeRawUnicodeEscape(latin1(b, pos, e));
-        pos = e + 1;
-        break;
-      }
-      case PROTO: {
-        if (pos >= n) truncated(at, op, pos + 1, n);
-        const v = b[pos++]!;
-        if (v > 5) {
-          throw new ImportError(
-            'bad-opcode',
-            `The pickle uses protocol ${v} (byte ${at}); splitscope reads protocols 0 to 5. ` +
-              `Re-save it with pickle protocol 4, as torch.cuda.memory._dump_snapshot does.`,
+        case APPENDS: {
+          if (depth === 0) noMark(at, op);
+          const m = floor;
+          floor = marks[--depth]!;
+          if (m <= floor) underflow(at, op);
+          const list = stack[m - 1];
+          if (!Array.isArray(list)) notA(at, op, 'list', list!);
+          if (rows !== undefined) rows.append(list, stack, m, sp);
+          else for (let i = m; i < sp; i++) list.push(stack[i]!);
+          sp = m;
+          break;
+        }
+        case SHORT_BINUNICODE: {
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          const len = b[pos++]!;
+          if (pos + len > n) truncated(at, op, base + pos + len, base + n);
+          stack[sp++] = strings.get(pos, len);
+          pos += len;
+          break;
+        }
+        case BININT1:
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          stack[sp++] = b[pos++]!;
+          break;
+        case BININT2:
+          if (pos + 2 > n) truncated(at, op, base + pos + 2, base + n);
+          stack[sp++] = b[pos]! | (b[pos + 1]! << 8);
+          pos += 2;
+          break;
+        case BININT:
+          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
+          stack[sp++] = view.getInt32(pos, true);
+          pos += 4;
+          break;
+        case LONG1: {
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          const len = b[pos++]!;
+          if (pos + len > n) truncated(at, op, base + pos + len, base + n);
+          stack[sp++] = decodeLong(b, pos, len);
+          pos += len;
+          break;
+        }
+        case BINFLOAT:
+          if (pos + 8 > n) truncated(at, op, base + pos + 8, base + n);
+          stack[sp++] = view.getFloat64(pos, false);
+          pos += 8;
+          break;
+        case NONE:
+          stack[sp++] = null;
+          break;
+        case NEWTRUE:
+          stack[sp++] = true;
+          break;
+        case NEWFALSE:
+          stack[sp++] = false;
+          break;
+        case APPEND: {
+          if (sp - floor < 2) underflow(at, op);
+          const list = stack[sp - 2];
+          if (!Array.isArray(list)) notA(at, op, 'list', list!);
+          if (rows !== undefined) rows.append(list, stack, sp - 1, sp);
+          else list.push(stack[sp - 1]!);
+          sp--;
+          break;
+        }
+        case SETITEM: {
+          if (sp - floor < 3) underflow(at, op);
+          const d = stack[sp - 3];
+          if (!isDict(d)) notA(at, op, 'dict', d!);
+          const k = stack[sp - 2]!;
+          if (typeof k === 'string' && k !== '__proto__') d[k] = stack[sp - 1]!;
+          else setItem(d, k, stack[sp - 1]!, at, op);
+          sp -= 2;
+          break;
+        }
+        case TUPLE1:
+          if (sp - floor < 1) underflow(at, op);
+          stack[sp - 1] = [stack[sp - 1]!];
+          break;
+        case TUPLE2:
+          if (sp - floor < 2) underflow(at, op);
+          stack[sp - 2] = [stack[sp - 2]!, stack[sp - 1]!];
+          sp -= 1;
+          break;
+        case TUPLE3:
+          if (sp - floor < 3) underflow(at, op);
+          stack[sp - 3] = [stack[sp - 3]!, stack[sp - 2]!, stack[sp - 1]!];
+          sp -= 2;
+          break;
+        case EMPTY_TUPLE:
+          stack[sp++] = [];
+          break;
+        case TUPLE:
+        case LIST:
+        case FROZENSET: {
+          if (depth === 0) noMark(at, op);
+          const m = floor;
+          floor = marks[--depth]!;
+          const items = stack.slice(m, sp);
+          sp = m;
+          stack[sp++] = items;
+          break;
+        }
+        case DICT: {
+          if (depth === 0) noMark(at, op);
+          const m = floor;
+          floor = marks[--depth]!;
+          if ((sp - m) & 1) malformed(at, op, 'has a key without a value');
+          const d = new Dict();
+          for (let i = m; i < sp; i += 2) setItem(d, stack[i]!, stack[i + 1]!, at, op);
+          sp = m;
+          stack[sp++] = d;
+          break;
+        }
+        // Sets have no JSON form; they become arrays, like tuples.
+        case EMPTY_SET:
+          stack[sp++] = [];
+          break;
+        case ADDITEMS: {
+          if (depth === 0) noMark(at, op);
+          const m = floor;
+          floor = marks[--depth]!;
+          if (m <= floor) underflow(at, op);
+          const set = stack[m - 1];
+          if (!Array.isArray(set)) notA(at, op, 'set', set!);
+          for (let i = m; i < sp; i++) set.push(stack[i]!);
+          sp = m;
+          break;
+        }
+        case BINPUT:
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          if (sp <= floor) underflow(at, op);
+          hasSparse = memoPut(memo, sparse, b[pos++]!, stack[sp - 1]!) || hasSparse;
+          break;
+        case LONG_BINPUT:
+          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
+          if (sp <= floor) underflow(at, op);
+          hasSparse = memoPut(memo, sparse, view.getUint32(pos, true), stack[sp - 1]!) || hasSparse;
+          pos += 4;
+          break;
+        case PUT: {
+          const text = textOperand(b, pos, at, op, base, final);
+          if (text === null) {
+            need = base + n + 1;
+            pos = at - base;
+            break loop;
+          }
+          pos += text.length + 1;
+          if (sp <= floor) underflow(at, op);
+          const i = parseTextInt(text, at, op);
+          if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
+          hasSparse = memoPut(memo, sparse, i, stack[sp - 1]!) || hasSparse;
+          break;
+        }
+        case GET: {
+          const text = textOperand(b, pos, at, op, base, final);
+          if (text === null) {
+            need = base + n + 1;
+            pos = at - base;
+            break loop;
+          }
+          pos += text.length + 1;
+          const i = parseTextInt(text, at, op);
+          if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
+          stack[sp++] = checkNotStandIn(memoGet(memo, sparse, i, at, op));
+          break;
+        }
+        case POP:
+          if (sp > floor) checkNotStandIn(stack[--sp]!);
+          else if (depth > 0) floor = marks[--depth]!; // CPython: POP on an empty frame drops the MARK
+          else underflow(at, op);
+          break;
+        case POP_MARK:
+          if (depth === 0) noMark(at, op);
+          for (let i = floor; i < sp; i++) checkNotStandIn(stack[i]!);
+          sp = floor;
+          floor = marks[--depth]!;
+          break;
+        case DUP:
+          if (sp <= floor) underflow(at, op);
+          stack[sp] = checkNotStandIn(stack[sp - 1]!);
+          sp++;
+          break;
+        case BINUNICODE: {
+          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
+          const len = view.getUint32(pos, true);
+          pos += 4;
+          if (len > n - pos) {
+            if (!final) {
+              need = base + pos + len;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + pos + len, base + n);
+          }
+          stack[sp++] = strings.get(pos, len);
+          pos += len;
+          break;
+        }
+        case BINUNICODE8:
+        case BINBYTES8:
+        case BYTEARRAY8: {
+          if (pos + 8 > n) truncated(at, op, base + pos + 8, base + n);
+          // Checked against the input before anything is allocated: a hostile length is
+          // reported as truncation, never attempted.
+          const len = view.getUint32(pos, true) + view.getUint32(pos + 4, true) * 4294967296;
+          pos += 8;
+          if (len > n - pos) {
+            if (!final) {
+              need = base + pos + len;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + pos + len, base + n);
+          }
+          stack[sp++] = op === BINUNICODE8 ? strings.get(pos, len) : newBytes(b, pos, len);
+          pos += len;
+          break;
+        }
+        case BINBYTES: {
+          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
+          const len = view.getUint32(pos, true);
+          pos += 4;
+          if (len > n - pos) {
+            if (!final) {
+              need = base + pos + len;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + pos + len, base + n);
+          }
+          stack[sp++] = newBytes(b, pos, len);
+          pos += len;
+          break;
+        }
+        case SHORT_BINBYTES: {
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          const len = b[pos++]!;
+          if (pos + len > n) truncated(at, op, base + pos + len, base + n);
+          stack[sp++] = newBytes(b, pos, len);
+          pos += len;
+          break;
+        }
+        case BINSTRING: {
+          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
+          const len = view.getInt32(pos, true);
+          pos += 4;
+          if (len < 0) malformed(at, op, 'has a negative length');
+          if (len > n - pos) {
+            if (!final) {
+              need = base + pos + len;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + pos + len, base + n);
+          }
+          stack[sp++] = latin1(b, pos, pos + len);
+          pos += len;
+          break;
+        }
+        case SHORT_BINSTRING: {
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          const len = b[pos++]!;
+          if (pos + len > n) truncated(at, op, base + pos + len, base + n);
+          stack[sp++] = latin1(b, pos, pos + len);
+          pos += len;
+          break;
+        }
+        case LONG4: {
+          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
+          const len = view.getInt32(pos, true);
+          pos += 4;
+          if (len < 0) malformed(at, op, 'has a negative length');
+          if (len > n - pos) {
+            if (!final) {
+              need = base + pos + len;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + pos + len, base + n);
+          }
+          stack[sp++] = decodeLong(b, pos, len);
+          pos += len;
+          break;
+        }
+        case INT: {
+          const text = textOperand(b, pos, at, op, base, final);
+          if (text === null) {
+            need = base + n + 1;
+            pos = at - base;
+            break loop;
+          }
+          pos += text.length + 1;
+          // Protocol 0 spells True and False as INT 01 and INT 00.
+          stack[sp++] = text === '01' ? true : text === '00' ? false : parseTextInt(text, at, op);
+          break;
+        }
+        case LONG: {
+          const text = textOperand(b, pos, at, op, base, final);
+          if (text === null) {
+            need = base + n + 1;
+            pos = at - base;
+            break loop;
+          }
+          pos += text.length + 1;
+          stack[sp++] = parseTextInt(text.endsWith('L') ? text.slice(0, -1) : text, at, op);
+          break;
+        }
+        case FLOAT: {
+          const text = textOperand(b, pos, at, op, base, final);
+          if (text === null) {
+            need = base + n + 1;
+            pos = at - base;
+            break loop;
+          }
+          pos += text.length + 1;
+          stack[sp++] = parseTextFloat(text, at);
+          break;
+        }
+        case STRING: {
+          const text = textOperand(b, pos, at, op, base, final);
+          if (text === null) {
+            need = base + n + 1;
+            pos = at - base;
+            break loop;
+          }
+          pos += text.length + 1;
+          stack[sp++] = decodeStringRepr(text.endsWith('\r') ? text.slice(0, -1) : text, at);
+          break;
+        }
+        case UNICODE: {
+          const e = lineEnd(b, pos);
+          if (e < 0) {
+            if (!final) {
+              need = base + n + 1;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + n + 1, base + n);
+          }
+          stack[sp++] = decodeRawUnicodeEscape(latin1(b, pos, e));
+          pos = e + 1;
+          break;
+        }
+        case PROTO: {
+          if (pos >= n) truncated(at, op, base + pos + 1, base + n);
+          const v = b[pos++]!;
+          if (v > 5) {
+            throw new ImportError(
+              'bad-opcode',
+              `The pickle uses protocol ${v} (byte ${at}); splitscope reads protocols 0 to 5. ` +
+                `Re-save it with pickle protocol 4, as torch.cuda.memory._dump_snapshot does.`,
+              at,
+            );
+          }
+          break;
+        }
+        case FRAME: {
+          // Frames only group opcodes for buffered reading; the data is read straight through.
+          if (pos + 8 > n) truncated(at, op, base + pos + 8, base + n);
+          const len = view.getUint32(pos, true) + view.getUint32(pos + 4, true) * 4294967296;
+          pos += 8;
+          if (len > n - pos) {
+            if (!final) {
+              need = base + pos + len;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + pos + len, base + n);
+          }
+          if (pos >= nextProgress) {
+            onProgress!((base + pos) / total);
+            nextProgress = pos + PROGRESS_STEP;
+          }
+          break;
+        }
+        case STOP: {
+          if (sp <= floor) underflow(at, op);
+          if (onProgress) onProgress(1);
+          return { value: stack[sp - 1]! };
+        }
+        case GLOBAL:
+        case INST: {
+          // Name the callable in the message: it tells the user what the file wanted to run.
+          const e1 = lineEnd(b, pos);
+          const e2 = e1 < 0 ? -1 : lineEnd(b, e1 + 1);
+          if (e2 < 0 && !final) {
+            need = base + n + 1;
+            pos = at - base;
+            break loop;
+          }
+          const name = e2 < 0 ? '' : ` '${latin1(b, pos, e1)} ${latin1(b, e1 + 1, e2)}'`;
+          unsafe(at, op, name.length > 200 ? '' : name);
+          break;
+        }
+        case STACK_GLOBAL: {
+          const mod = stack[sp - 2];
+          const name = stack[sp - 1];
+          unsafe(
             at,
+            op,
+            sp - floor >= 2 && typeof mod === 'string' && typeof name === 'string'
+              ? ` '${mod} ${name}'`.slice(0, 200)
+              : '',
           );
+          break;
         }
-        break;
+        case REDUCE:
+        case BUILD:
+        case OBJ:
+        case NEWOBJ:
+        case NEWOBJ_EX:
+        case PERSID:
+        case BINPERSID:
+        case EXT1:
+        case EXT2:
+        case EXT4:
+        case NEXT_BUFFER:
+        case READONLY_BUFFER:
+          unsafe(at, op, '');
+          break;
+        default:
+          if (pos > n) noStop(base + n);
+          badOpcode(at, op);
       }
-      case FRAME: {
-        // Frames only group opcodes for buffered reading; the data is read straight through.
-        if (pos + 8 > n) truncated(at, op, pos + 8, n);
-        const len = view.getUint32(pos, true) + view.getUint32(pos + 4, true) * 4294967296;
-        pos += 8;
-        if (len > n - pos) truncated(at, op, pos + len, n);
-        if (pos >= nextProgress) {
-          onProgress!(pos / n);
-          nextProgress = pos + PROGRESS_STEP;
-        }
-        break;
-      }
-      case STOP: {
-        if (sp <= floor) underflow(at, op);
-        if (onProgress) onProgress(1);
-        return stack[sp - 1]!;
-      }
-      case GLOBAL:
-      case INST: {
-        // Name the callable in the message: it tells the user what the file wanted to run.
-        const e1 = lineEnd(b, pos);
-        const e2 = e1 < 0 ? -1 : lineEnd(b, e1 + 1);
-        const name = e2 < 0 ? '' : ` '${latin1(b, pos, e1)} ${latin1(b, e1 + 1, e2)}'`;
-        unsafe(at, op, name.length > 200 ? '' : name);
-        break;
-      }
-      case STACK_GLOBAL: {
-        const mod = stack[sp - 2];
-        const name = stack[sp - 1];
-        unsafe(
-          at,
-          op,
-          sp - floor >= 2 && typeof mod === 'string' && typeof name === 'string'
-            ? ` '${mod} ${name}'`.slice(0, 200)
-            : '',
-        );
-        break;
-      }
-      case REDUCE:
-      case BUILD:
-      case OBJ:
-      case NEWOBJ:
-      case NEWOBJ_EX:
-      case PERSID:
-      case BINPERSID:
-      case EXT1:
-      case EXT2:
-      case EXT4:
-      case NEXT_BUFFER:
-      case READONLY_BUFFER:
-        unsafe(at, op, '');
-        break;
-      default:
-        if (at >= n) noStop(n);
-        badOpcode(at, op);
     }
+    this.sp = sp;
+    this.floor = floor;
+    this.depth = depth;
+    this.hasSparse = hasSparse;
+    this.nextProgress = nextProgress + base;
+    return { keepFrom: pos, need };
   }
 }

@@ -17,16 +17,20 @@ export class StringCache {
   private readonly strs: (string | undefined)[] = new Array<string | undefined>(1 << CACHE_BITS).fill(undefined);
   private readonly offs = new Float64Array(1 << CACHE_BITS);
   private readonly lens = new Int32Array(1 << CACHE_BITS);
-  private readonly view: DataView;
+  private b: Uint8Array = new Uint8Array(0);
+  private view: DataView = new DataView(new ArrayBuffer(0));
   /** Strings handed out as these very values (one string per dict key, wherever it was decoded). */
   private readonly interned: Map<string, string>;
 
-  constructor(
-    private readonly b: Uint8Array,
-    intern: readonly string[] = [],
-  ) {
-    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+  constructor(intern: readonly string[] = []) {
     this.interned = new Map(intern.map((s) => [s, s]));
+  }
+
+  /** Reads from `b` from now on (the reader's next window): what was cached pointed into the last one. */
+  rebase(b: Uint8Array): void {
+    this.b = b;
+    this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    this.strs.fill(undefined);
   }
 
   get(p: number, len: number): string {

@@ -76,6 +76,8 @@ export class TraceRows implements PickleFastPath {
   private b: Uint8Array = new Uint8Array(0);
   private view: DataView = new DataView(new ArrayBuffer(0));
   private pos = 0;
+  /** Where the window may end within an entry: a batch stops before an entry that starts there. */
+  private soft = Infinity;
   /** A frame of the list being read is torch.cuda.empty_cache's. */
   private emptyCacheSeen = false;
   /** With details: the frame list of the entry being read, and the lists met so far with their
@@ -104,12 +106,13 @@ export class TraceRows implements PickleFastPath {
     this.columns = new TraceColumnsBuilder(Math.ceil(pickleBytes / 40), details);
   }
 
-  /** Called by the reader once it starts. */
-  attach(b: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache): void {
+  /** Called by the reader on each window of its input. */
+  attach(b: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache, soft: number): void {
     this.b = b;
     this.view = view;
     this.memo = memo;
     this.strings = strings;
+    this.soft = soft;
   }
 
   /**
@@ -134,7 +137,7 @@ export class TraceRows implements PickleFastPath {
       end = next;
       this.pos = next;
       this.skipFrames();
-      if (b[this.pos] !== EMPTY_DICT) break;
+      if (b[this.pos] !== EMPTY_DICT || this.pos >= this.soft) break;
       at = this.pos + 1;
     }
     this.lastCount = count;
