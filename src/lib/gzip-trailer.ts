@@ -7,13 +7,20 @@ const MAX_BELIEVED_RATIO = 64;
 
 /** The ISIZE trailer of `gz`, or null when it is too short to have one. */
 export function gzipClaimedSize(gz: Uint8Array): number | null {
-  const n = gz.length;
-  if (n < 18) return null;
-  return (gz[n - 4]! | (gz[n - 3]! << 8) | (gz[n - 2]! << 16) | (gz[n - 1]! << 24)) >>> 0;
+  return gz.length < 18 ? null : isize(gz.subarray(gz.length - 4));
+}
+
+/** The size a gzip stream's last four bytes (its ISIZE trailer) claim. */
+export function isize(t: Uint8Array): number {
+  return (t[0]! | (t[1]! << 8) | (t[2]! << 16) | (t[3]! << 24)) >>> 0;
 }
 
 /** The claimed size when it is plausible for `gz` and within `maxBytes`, else null. */
 export function believedGzipSize(gz: Uint8Array, maxBytes: number): number | null {
-  const claimed = gzipClaimedSize(gz);
-  return claimed !== null && claimed > 0 && claimed <= maxBytes && claimed <= gz.length * MAX_BELIEVED_RATIO ? claimed : null;
+  return believable(gzipClaimedSize(gz), gz.length, maxBytes);
+}
+
+/** A claim of `claimed` bytes for a gzip stream of `gzBytes`, when plausible and within `maxBytes`, else null. */
+export function believable(claimed: number | null, gzBytes: number, maxBytes: number): number | null {
+  return claimed !== null && claimed > 0 && claimed <= maxBytes && claimed <= gzBytes * MAX_BELIEVED_RATIO ? claimed : null;
 }

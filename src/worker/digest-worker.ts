@@ -4,11 +4,11 @@
 /// <reference lib="webworker" />
 import { expose, transfer } from 'comlink';
 import { recordingDigest, type RecordingDigest } from '../trace/replay/recording-digest';
-import { decodeSnapshotForReplay } from '../trace/snapshot/snapshot-file';
+import { decodeSnapshotBlob } from '../trace/snapshot/snapshot-blob';
 
 const api = {
   async digest(name: string, file: Blob, conf: string | null): Promise<RecordingDigest> {
-    const { snapshot, traces } = decodeSnapshotForReplay(new Uint8Array(await file.arrayBuffer()), { details: true });
+    const { snapshot, traces } = await decodeSnapshotBlob(file, { details: true });
     const d = recordingDigest(name, snapshot, traces[0] ? { trace: traces[0] } : {}, conf);
     return transfer(d, [d.allocated.buffer, d.reserved.buffer] as ArrayBuffer[]);
   },

@@ -50,6 +50,8 @@ describe('PickleChunkReader', () => {
       const whole = readPickle(bytes);
       expect(readChunked(bytes, [1, 7, 4096, 300, 65536])).toEqual(whole);
       expect(readChunked(bytes, [bytes.length])).toEqual(whole);
+      // Chunks large next to the margin: carried-over bytes are joined to each chunk's start.
+      expect(readChunked(bytes, [5000])).toEqual(whole);
     });
   }
 
@@ -93,6 +95,8 @@ describe('PickleChunkReader', () => {
     const body = [0x80, 4, 0x5d, 0x28, 0x58, ...[0xa0, 0x86, 0x01, 0x00], ...Array.from(text, (c) => c.charCodeAt(0)), 0x4b, 7, 0x65, 0x2e];
     const bytes = new Uint8Array(body);
     expect(readChunked(bytes, [1000])).toEqual([text, 7]);
+    expect(readChunked(bytes, [3000])).toEqual([text, 7]);
+    expect(readChunked(bytes, [60_000])).toEqual([text, 7]);
   });
 
   it('reports progress over the whole pickle, rising to 1', () => {

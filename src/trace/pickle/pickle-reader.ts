@@ -440,6 +440,11 @@ export function readPickle(bytes: Uint8Array, options: ReadPickleOptions = {}): 
 export const WINDOW_MARGIN = 1 << 20;
 const LONGEST_SHORT_OPCODE = 257;
 
+/** The margin a reader with these options keeps. */
+export function windowMargin(options: ReadPickleOptions): number {
+  return Math.max(LONGEST_SHORT_OPCODE, options.windowMargin ?? WINDOW_MARGIN);
+}
+
 /** What PickleReader.read says when its window ran out before the pickle did. */
 export interface PickleNeedsMore {
   /** Reading goes on from this byte of the window: the next window starts there. */
@@ -495,7 +500,7 @@ export class PickleReader {
     let nextProgress = this.nextProgress - base;
     const total = final ? base + n : this.total;
     // Past `soft` the window may end inside an opcode: stop there and wait for the next one.
-    const margin = Math.max(LONGEST_SHORT_OPCODE, options.windowMargin ?? WINDOW_MARGIN);
+    const margin = windowMargin(options);
     const soft = final ? n + 1 : n - margin;
     strings.rebase(b);
     const rows = options.fastPath;

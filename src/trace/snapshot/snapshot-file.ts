@@ -45,7 +45,7 @@ function firstNonSpace(b: Uint8Array): number {
  * one that opens with GLOBAL ('c' module newline name newline) goes to the reader too, so
  * the user hears that it would run code. None of these can start JSON.
  */
-function looksLikePickle(b: Uint8Array): boolean {
+export function looksLikePickle(b: Uint8Array): boolean {
   const first = b.length > 0 ? b[0]! : -1;
   if (first === 0x80 || first === 0x28 || first === 0x7d || first === 0x5d) return true;
   if (first !== 0x63) return false;
