@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { extname, join, normalize, sep } from 'node:path';
+import { ISOLATION_HEADERS } from '../lib/isolation-headers';
 import { OPEN_PATH } from '../lib/launch-names';
 
 const TYPES: Record<string, string> = {
@@ -33,6 +34,7 @@ export function serveOpen(dist: string, name: string, bytes: Uint8Array, host: s
   const handle = (req: IncomingMessage, res: ServerResponse): void => {
     const path = decodeURIComponent(new URL(req.url ?? '/', 'http://x').pathname);
     if (req.method !== 'GET' && req.method !== 'HEAD') return void res.writeHead(405).end();
+    for (const [header, value] of Object.entries(ISOLATION_HEADERS)) res.setHeader(header, value);
     if (path === `/${OPEN_PATH}${name}`) {
       res.writeHead(200, { 'content-type': 'application/octet-stream', 'content-length': bytes.length, 'cache-control': 'no-store' });
       return void res.end(req.method === 'HEAD' ? undefined : bytes);

@@ -7,31 +7,38 @@ type Column = Uint8Array | Int32Array | Float64Array;
 export type ColumnSpec = Readonly<Record<string, ColumnType>>;
 export type ColumnsOf<S extends ColumnSpec> = { -readonly [K in keyof S]: InstanceType<S[K]> };
 
+/** A zeroed column of `rows` rows; `shared`: in a SharedArrayBuffer (posted to another thread, it is
+ * shared, not copied). */
+function column(type: ColumnType, rows: number, shared: boolean): Column {
+  return shared ? new (type as new (buffer: ArrayBufferLike) => Column)(new SharedArrayBuffer(rows * type.BYTES_PER_ELEMENT)) : new type(rows);
+}
+
 /** Columns of `rows` rows, zeroed. */
-export function makeColumns<S extends ColumnSpec>(spec: S, rows: number): ColumnsOf<S> {
+export function makeColumns<S extends ColumnSpec>(spec: S, rows: number, shared = false): ColumnsOf<S> {
   const out: Record<string, Column> = {};
-  for (const key of Object.keys(spec)) out[key] = new spec[key]!(rows);
+  for (const key of Object.keys(spec)) out[key] = column(spec[key]!, rows, shared);
   return out as ColumnsOf<S>;
 }
 
 /** Replaces each column of `target` with a copy `rows` long (at least its length). */
-export function growColumns<S extends ColumnSpec>(target: { [K in keyof S]: Column }, spec: S, rows: number): void {
+export function growColumns<S extends ColumnSpec>(target: { [K in keyof S]: Column }, spec: S, rows: number, shared = false): void {
   const t = target as Record<string, Column>;
   for (const key of Object.keys(spec)) {
-    const grown = new spec[key]!(rows);
+    const grown = column(spec[key]!, rows, shared);
     grown.set(t[key]!);
     t[key] = grown;
   }
 }
 
 /** The first `rows` rows of each column: views when little would be trimmed (a copy of a million
- * rows costs more than the slack), else copies that free the rest. */
-export function trimColumns<S extends ColumnSpec>(columns: ColumnsOf<S>, spec: S, rows: number): ColumnsOf<S> {
+ * rows costs more than the slack), else copies that free the rest. Shared columns are always views:
+ * posting them copies nothing, and memory never written is never paged in. */
+export function trimColumns<S extends ColumnSpec>(columns: ColumnsOf<S>, spec: S, rows: number, shared = false): ColumnsOf<S> {
   const c = columns as Record<string, Column>;
   const out: Record<string, Column> = {};
   for (const key of Object.keys(spec)) {
     const a = c[key]!;
-    out[key] = rows * 4 >= a.length * 3 ? a.subarray(0, rows) : a.slice(0, rows);
+    out[key] = shared || rows * 4 >= a.length * 3 ? a.subarray(0, rows) : a.slice(0, rows);
   }
   return out as ColumnsOf<S>;
 }

@@ -8,6 +8,7 @@ import { useSession } from './session-store';
 import type { SweepRow } from '../trace/sweep/sweep';
 import type { RequestStream } from '../trace/stream/request-stream';
 import type { SweepJob, SweepMessage, SweepReply } from '../worker/sweep-worker';
+import { isShared } from '../worker/shared-stream';
 import { startWorker } from './workers';
 
 export interface SweepRun {
@@ -49,9 +50,9 @@ export function deal<T>(items: readonly T[], workers: number): T[][] {
 }
 
 /**
- * Bytes of copies of one request stream the workers may hold at once: each worker gets its own (a
- * structured clone), and a 1 GB snapshot's stream is ~380 MB. A run on a larger stream uses fewer
- * workers.
+ * Bytes of copies of one request stream the workers may hold at once, where memory is not shared
+ * (worker/shared-stream.ts): each worker gets its own (a structured clone), and a 1 GB snapshot's
+ * stream is ~200 MB. A run on a larger stream uses fewer workers.
  */
 const STREAM_COPIES_BYTES = 512 * 2 ** 20;
 
@@ -84,7 +85,7 @@ class SweepPool {
   run(jobs: readonly SweepJob[], size: number, onRow: (index: number, row: SweepRow) => void, onError: (message: string) => void): SweepRun {
     const source = jobs.find((j) => j.kind === 'source');
     if (source) {
-      size = Math.max(1, Math.min(size, Math.floor(STREAM_COPIES_BYTES / streamBytes(source.stream))));
+      if (!isShared(source.stream)) size = Math.max(1, Math.min(size, Math.floor(STREAM_COPIES_BYTES / streamBytes(source.stream))));
       // Idle workers holding another source's stream would keep it until their next job: end them.
       const id = this.streamIds.get(source.stream);
       for (const w of [...this.workers]) if (!w.task && w.streamId !== 0 && w.streamId !== id) this.retire(w);

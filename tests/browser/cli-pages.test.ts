@@ -86,6 +86,8 @@ test('splitscope open serves the page on loopback with the file loaded', async (
   await page.goto(url);
   await ready(page);
   expect(await page.evaluate('window.splitscope.stats()')).toEqual(cliStats());
+  // Served with COOP and COEP: the workers share one copy of the request stream.
+  expect(await page.evaluate('crossOriginIsolated')).toBe(true);
   // The address keeps the view's link, not the launch.
   expect(new URL(page.url()).searchParams.get('open')).toBeNull();
   await page.close();

@@ -22,6 +22,8 @@ export interface SnapshotReplayOptions extends InsertedCalls {
   device?: number;
   /** A stream already built from this snapshot (saves rebuilding it for every setting of a sweep). */
   stream?: RequestStream;
+  /** A stream built here has its columns in shared memory (see RequestStreamBuilder). */
+  sharedMemory?: boolean;
   /** The device's trace as columns, when the snapshot's device_traces were not kept (decodeSnapshotForReplay). */
   trace?: TraceColumns;
   /** See ReplayOptions.statsOnly. */
@@ -81,7 +83,7 @@ export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOp
     config = parsed.config;
     notes.push(...parsed.warnings);
   }
-  const streamOptions = { device: options.device ?? 0, config: recorded.config };
+  const streamOptions = { device: options.device ?? 0, config: recorded.config, sharedMemory: options.sharedMemory ?? false };
   const stream =
     options.stream ??
     (options.trace

@@ -18,6 +18,8 @@ export interface TraceStreamOptions {
   device?: number;
   /** The recording's config (it decides how blocks made before the trace were rounded). */
   config?: AllocatorConfig;
+  /** The stream's columns in shared memory (see RequestStreamBuilder). */
+  sharedMemory?: boolean;
 }
 
 export function requestStreamFromSnapshot(snapshot: Snapshot, options: TraceStreamOptions = {}): RequestStream {
@@ -48,12 +50,12 @@ function isEmptyCacheRun(trace: TraceColumns, i: number): boolean {
 export function requestStreamFromTrace(
   trace: TraceColumns,
   segments: readonly SnapshotSegment[],
-  { device = 0, config = DEFAULT_CONFIG }: TraceStreamOptions = {},
+  { device = 0, config = DEFAULT_CONFIG, sharedMemory = false }: TraceStreamOptions = {},
 ): RequestStream {
   const finalSegments = segments.filter((s) => (s.device ?? 0) === device);
   const pools = new PoolInference(finalSegments, trace.recordedPools);
   // Each alloc and free_requested is one request (an oom two): about 2/3 of the entries.
-  const b = new RequestStreamBuilder(Math.ceil(trace.length * 0.7));
+  const b = new RequestStreamBuilder(Math.ceil(trace.length * 0.7), sharedMemory);
   const liveBlocks = new AddressTable(); // addr -> id
   /** Blocks whose free is deferred (record_stream), by address, until their free_completed. */
   const pendingBlocks = new AddressTable();

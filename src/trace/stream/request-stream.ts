@@ -109,9 +109,15 @@ export class RequestStreamBuilder {
   private readonly completionId: number[] = [];
   idCount = 0;
 
-  /** `capacity`: the expected number of requests (the columns grow past it). */
-  constructor(capacity = 1024) {
-    this.c = makeColumns(REQUEST_COLUMNS, Math.max(16, capacity));
+  /**
+   * `capacity`: the expected number of requests (the columns grow past it). `shared`: the columns in
+   * shared memory, for a stream posted to other threads (worker/shared-stream.ts).
+   */
+  constructor(
+    capacity = 1024,
+    private readonly shared = false,
+  ) {
+    this.c = makeColumns(REQUEST_COLUMNS, Math.max(16, capacity), shared);
   }
 
   get length(): number {
@@ -142,7 +148,7 @@ export class RequestStreamBuilder {
   finish(extra: Partial<Omit<RequestStream, keyof typeof REQUEST_COLUMNS | 'length' | 'idCount' | 'completions'>> = {}): RequestStream {
     return {
       length: this.n,
-      ...trimColumns(this.c, REQUEST_COLUMNS, this.n),
+      ...trimColumns(this.c, REQUEST_COLUMNS, this.n, this.shared),
       pools: extra.pools ?? [DEFAULT_POOL],
       completions: { before: Int32Array.from(this.completionBefore), id: Int32Array.from(this.completionId) },
       recordedEmptyCache: extra.recordedEmptyCache ?? new Int32Array(0),
@@ -164,16 +170,18 @@ export class RequestStreamBuilder {
   private push(kind: RequestKind, id: number, size: number, stream: number, source: number, input: number, pool: number): void {
     let c = this.c;
     if (this.n === c.kind.length) {
-      growColumns(c, REQUEST_COLUMNS, c.kind.length * 2);
+      growColumns(c, REQUEST_COLUMNS, c.kind.length * 2, this.shared);
       c = this.c;
     }
     const i = this.n++;
     c.kind[i] = kind;
     c.id[i] = id;
     c.size[i] = size;
-    c.stream[i] = stream;
+    // Zeros are not written: the columns start zeroed, and memory never written is never paged in
+    // (most streams are on stream 0 and the default pool).
+    if (stream !== 0) c.stream[i] = stream;
     c.source[i] = source;
     c.input[i] = input;
-    c.pool[i] = pool;
+    if (pool !== 0) c.pool[i] = pool;
   }
 }
