@@ -3,7 +3,10 @@
 // `splitscope replay --conf`; a bad file gives a clear message while the previous view stays.
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { gunzipSync } from 'fflate';
 import { expect, test } from 'vitest';
+import { ImportError } from '../../src/lib/import-error';
+import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
 import { openPage, SHOTS as shots } from './open-page';
 
 const session = openPage();
@@ -193,6 +196,30 @@ test('a file of random bytes gives an alert and the previous view stays', async 
   await ready();
   expect(await stats()).toEqual(before);
   await session.page.screenshot({ path: `${shots}/bad-file.png` });
+});
+
+test('a large file cut off, gzip-compressed or not, is read as a stream and says what the whole-file read says; the previous view stays', async () => {
+  const gz = readFileSync('tests/fixtures/train_gpt2-n150__default.pickle.gz');
+  const raw = gunzipSync(gz);
+  const cut: [string, Uint8Array][] = [
+    ['cut.pickle.gz', gz.subarray(0, gz.length >> 1)],
+    ['cut.pickle', raw.subarray(0, raw.length - 1000)],
+  ];
+  for (const [name, bytes] of cut) {
+    let want = '';
+    try {
+      decodeSnapshotForReplay(bytes);
+    } catch (e) {
+      want = e instanceof ImportError ? e.message : '';
+    }
+    expect(want).toMatch(/truncated/);
+    const before = await stats();
+    await session.page.setInputFiles('input[type=file]', { name, mimeType: 'application/octet-stream', buffer: Buffer.from(bytes) });
+    await session.page.waitForFunction(`document.querySelector('.banner[role=alert]')?.textContent.includes(${JSON.stringify(name)})`, undefined, { timeout: 60_000 });
+    expect(await session.page.locator('.banner[role=alert]').textContent()).toContain(want);
+    await ready();
+    expect(await stats()).toEqual(before);
+  }
 });
 
 test('the theme button switches to dark and light', async () => {
