@@ -109,6 +109,18 @@ describe('decodeSnapshotForReplay', () => {
     expect(rows.columns.length).toBe(5); // all but the oom entry
   });
 
+  it("reads a real OOM dump's oom entries as rows too (device_free where addr is), so its trace is one run", () => {
+    const name = 'real/oom__default.pickle.gz';
+    const whole = decodeSnapshotFile(fixture(name)).device_traces[0]!;
+    expect(whole.some((e) => e.action === 'oom')).toBe(true);
+    const [generic, fast] = both(fixture(name));
+    expect(fast).toEqual(generic);
+    const rows = new TraceRows(1 << 20);
+    readPickle(gunzipSync(fixture(name)), { fastPath: rows });
+    expect(rows.columns.length).toBe(whole.length);
+    expect(rows.runs).toHaveLength(1);
+  });
+
   it('falls back to the generic reading when an entry is used twice', () => {
     const s = snapshot();
     s.device_traces[1].push(s.device_traces[0][1]); // the pickle refers back to the same dict

@@ -178,7 +178,16 @@ export class TraceRows implements PickleFastPath {
     this.memo.push(ROW_STAND_IN);
     if (!this.key('action')) return -1;
     const code = actionCode(this.value());
-    if (code < 0 || !this.key('addr')) return -1;
+    if (code < 0) return -1;
+    // An oom has device_free where the others have addr (the column keeps it there, as PyTorch's
+    // TraceEntry does): read as a row too, a real OOM dump's trace stays one run of rows, not copied.
+    const keyAt = this.pos;
+    const memoAt = this.memo.length;
+    if (!this.key('addr')) {
+      this.pos = keyAt;
+      this.memo.length = memoAt;
+      if (code !== Action.oom || !this.key('device_free')) return -1;
+    }
     const addr = this.int();
     if (Number.isNaN(addr) || !this.key('size')) return -1;
     const size = this.int();
