@@ -733,7 +733,14 @@ export class PickleReader {
           hasSparse = memoPut(memo, sparse, view.getUint32(pos, true), stack[sp - 1]!) || hasSparse;
           pos += 4;
           break;
-        case PUT: {
+        // Protocols 0 and 1: a text operand up to a newline.
+        case PUT:
+        case GET:
+        case INT:
+        case LONG:
+        case FLOAT:
+        case STRING:
+        case UNICODE: {
           const text = textOperand(b, pos, at, op, base, final);
           if (text === null) {
             need = base + n + 1;
@@ -741,23 +748,60 @@ export class PickleReader {
             break loop;
           }
           pos += text.length + 1;
-          if (sp <= floor) underflow(at, op);
-          const i = parseTextInt(text, at, op);
-          if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
-          hasSparse = memoPut(memo, sparse, i, stack[sp - 1]!) || hasSparse;
+          if (op === PUT || op === GET) {
+            const i = parseTextInt(text, at, op);
+            if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
+            if (op === GET) stack[sp++] = checkNotStandIn(memoGet(memo, sparse, i, at, op));
+            else {
+              if (sp <= floor) underflow(at, op);
+              hasSparse = memoPut(memo, sparse, i, stack[sp - 1]!) || hasSparse;
+            }
+          } else if (op === INT) {
+            // Protocol 0 spells True and False as INT 01 and INT 00.
+            stack[sp++] = text === '01' ? true : text === '00' ? false : parseTextInt(text, at, op);
+          } else if (op === LONG) stack[sp++] = parseTextInt(text.endsWith('L') ? text.slice(0, -1) : text, at, op);
+          else if (op === FLOAT) stack[sp++] = parseTextFloat(text, at);
+          else if (op === STRING) stack[sp++] = decodeStringRepr(text.endsWith('\r') ? text.slice(0, -1) : text, at);
+          else stack[sp++] = decodeRawUnicodeEscape(text);
           break;
         }
-        case GET: {
-          const text = textOperand(b, pos, at, op, base, final);
-          if (text === null) {
-            need = base + n + 1;
-            pos = at - base;
-            break loop;
+        // A length, then that many bytes: a string, bytes or a long int.
+        case BINUNICODE:
+        case BINBYTES:
+        case BINSTRING:
+        case LONG4:
+        case BINUNICODE8:
+        case BINBYTES8:
+        case BYTEARRAY8: {
+          const wide = op === BINUNICODE8 || op === BINBYTES8 || op === BYTEARRAY8;
+          const head = wide ? 8 : 4;
+          if (pos + head > n) truncated(at, op, base + pos + head, base + n);
+          // Checked against the input before anything is allocated: a hostile length is
+          // reported as truncation, never attempted.
+          const len = wide
+            ? view.getUint32(pos, true) + view.getUint32(pos + 4, true) * 4294967296
+            : op === BINSTRING || op === LONG4
+              ? view.getInt32(pos, true)
+              : view.getUint32(pos, true);
+          pos += head;
+          if (len < 0) malformed(at, op, 'has a negative length');
+          if (len > n - pos) {
+            if (!final) {
+              need = base + pos + len;
+              pos = at - base;
+              break loop;
+            }
+            truncated(at, op, base + pos + len, base + n);
           }
-          pos += text.length + 1;
-          const i = parseTextInt(text, at, op);
-          if (typeof i !== 'number' || i < 0) malformed(at, op, 'has a negative or huge memo index');
-          stack[sp++] = checkNotStandIn(memoGet(memo, sparse, i, at, op));
+          stack[sp++] =
+            op === BINUNICODE || op === BINUNICODE8
+              ? strings.get(pos, len)
+              : op === BINSTRING
+                ? latin1(b, pos, pos + len)
+                : op === LONG4
+                  ? decodeLong(b, pos, len)
+                  : newBytes(b, pos, len);
+          pos += len;
           break;
         }
         case POP:
@@ -776,80 +820,11 @@ export class PickleReader {
           stack[sp] = checkNotStandIn(stack[sp - 1]!);
           sp++;
           break;
-        case BINUNICODE: {
-          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
-          const len = view.getUint32(pos, true);
-          pos += 4;
-          if (len > n - pos) {
-            if (!final) {
-              need = base + pos + len;
-              pos = at - base;
-              break loop;
-            }
-            truncated(at, op, base + pos + len, base + n);
-          }
-          stack[sp++] = strings.get(pos, len);
-          pos += len;
-          break;
-        }
-        case BINUNICODE8:
-        case BINBYTES8:
-        case BYTEARRAY8: {
-          if (pos + 8 > n) truncated(at, op, base + pos + 8, base + n);
-          // Checked against the input before anything is allocated: a hostile length is
-          // reported as truncation, never attempted.
-          const len = view.getUint32(pos, true) + view.getUint32(pos + 4, true) * 4294967296;
-          pos += 8;
-          if (len > n - pos) {
-            if (!final) {
-              need = base + pos + len;
-              pos = at - base;
-              break loop;
-            }
-            truncated(at, op, base + pos + len, base + n);
-          }
-          stack[sp++] = op === BINUNICODE8 ? strings.get(pos, len) : newBytes(b, pos, len);
-          pos += len;
-          break;
-        }
-        case BINBYTES: {
-          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
-          const len = view.getUint32(pos, true);
-          pos += 4;
-          if (len > n - pos) {
-            if (!final) {
-              need = base + pos + len;
-              pos = at - base;
-              break loop;
-            }
-            truncated(at, op, base + pos + len, base + n);
-          }
-          stack[sp++] = newBytes(b, pos, len);
-          pos += len;
-          break;
-        }
         case SHORT_BINBYTES: {
           if (pos >= n) truncated(at, op, base + pos + 1, base + n);
           const len = b[pos++]!;
           if (pos + len > n) truncated(at, op, base + pos + len, base + n);
           stack[sp++] = newBytes(b, pos, len);
-          pos += len;
-          break;
-        }
-        case BINSTRING: {
-          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
-          const len = view.getInt32(pos, true);
-          pos += 4;
-          if (len < 0) malformed(at, op, 'has a negative length');
-          if (len > n - pos) {
-            if (!final) {
-              need = base + pos + len;
-              pos = at - base;
-              break loop;
-            }
-            truncated(at, op, base + pos + len, base + n);
-          }
-          stack[sp++] = latin1(b, pos, pos + len);
           pos += len;
           break;
         }
@@ -859,82 +834,6 @@ export class PickleReader {
           if (pos + len > n) truncated(at, op, base + pos + len, base + n);
           stack[sp++] = latin1(b, pos, pos + len);
           pos += len;
-          break;
-        }
-        case LONG4: {
-          if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
-          const len = view.getInt32(pos, true);
-          pos += 4;
-          if (len < 0) malformed(at, op, 'has a negative length');
-          if (len > n - pos) {
-            if (!final) {
-              need = base + pos + len;
-              pos = at - base;
-              break loop;
-            }
-            truncated(at, op, base + pos + len, base + n);
-          }
-          stack[sp++] = decodeLong(b, pos, len);
-          pos += len;
-          break;
-        }
-        case INT: {
-          const text = textOperand(b, pos, at, op, base, final);
-          if (text === null) {
-            need = base + n + 1;
-            pos = at - base;
-            break loop;
-          }
-          pos += text.length + 1;
-          // Protocol 0 spells True and False as INT 01 and INT 00.
-          stack[sp++] = text === '01' ? true : text === '00' ? false : parseTextInt(text, at, op);
-          break;
-        }
-        case LONG: {
-          const text = textOperand(b, pos, at, op, base, final);
-          if (text === null) {
-            need = base + n + 1;
-            pos = at - base;
-            break loop;
-          }
-          pos += text.length + 1;
-          stack[sp++] = parseTextInt(text.endsWith('L') ? text.slice(0, -1) : text, at, op);
-          break;
-        }
-        case FLOAT: {
-          const text = textOperand(b, pos, at, op, base, final);
-          if (text === null) {
-            need = base + n + 1;
-            pos = at - base;
-            break loop;
-          }
-          pos += text.length + 1;
-          stack[sp++] = parseTextFloat(text, at);
-          break;
-        }
-        case STRING: {
-          const text = textOperand(b, pos, at, op, base, final);
-          if (text === null) {
-            need = base + n + 1;
-            pos = at - base;
-            break loop;
-          }
-          pos += text.length + 1;
-          stack[sp++] = decodeStringRepr(text.endsWith('\r') ? text.slice(0, -1) : text, at);
-          break;
-        }
-        case UNICODE: {
-          const e = lineEnd(b, pos);
-          if (e < 0) {
-            if (!final) {
-              need = base + n + 1;
-              pos = at - base;
-              break loop;
-            }
-            truncated(at, op, base + n + 1, base + n);
-          }
-          stack[sp++] = decodeRawUnicodeEscape(latin1(b, pos, e));
-          pos = e + 1;
           break;
         }
         case PROTO: {
