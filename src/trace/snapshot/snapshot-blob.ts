@@ -1,6 +1,7 @@
-// A snapshot file read as a stream (a File in the page's worker, a file on disk in the CLI): a pickle,
-// gzip-compressed or not, is parsed as its bytes arrive and never held whole, so a 1 GB snapshot costs
-// what is read from it (its trace as columns), not another gigabyte of file. What this way cannot read
+// A snapshot file read as a stream (a File in the page's workers): a pickle, gzip-compressed or not, is
+// parsed as its bytes arrive and never held whole, so a 1 GB snapshot costs what is read from it (its
+// trace as columns), not another gigabyte of file. (The CLI reads a file whole: Node's zlib in one call
+// is faster there than its DecompressionStream, and a process holds only one file.) What this way cannot read
 // (JSON, a damaged gzip, something else) goes through decodeSnapshotForReplay on the whole file, whose
 // outcome and messages are then the ones given.
 import { concatBytes } from '../../lib/concat-bytes';
