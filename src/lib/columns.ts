@@ -30,6 +30,17 @@ export function growColumns<S extends ColumnSpec>(target: { [K in keyof S]: Colu
   }
 }
 
+/** Each column of `columns` copied into shared memory. */
+export function sharedColumns<S extends ColumnSpec>(columns: { readonly [K in keyof S]: Column }, spec: S): ColumnsOf<S> {
+  const c = columns as Record<string, Column>;
+  const out: Record<string, Column> = {};
+  for (const key of Object.keys(spec)) {
+    out[key] = column(spec[key]!, c[key]!.length, true);
+    out[key].set(c[key]!);
+  }
+  return out as ColumnsOf<S>;
+}
+
 /** The first `rows` rows of each column: views when little would be trimmed (a copy of a million
  * rows costs more than the slack), else copies that free the rest. Shared columns are always views:
  * posting them copies nothing, and memory never written is never paged in. */

@@ -91,7 +91,8 @@ export interface RequestStream {
   stepStarts: Int32Array;
 }
 
-const REQUEST_COLUMNS = {
+/** The stream's typed columns, one entry per request. */
+export const REQUEST_COLUMNS = {
   kind: Uint8Array,
   id: Int32Array,
   size: Float64Array,
