@@ -106,16 +106,21 @@ function shownCursor(): number | null {
 }
 
 function requestReplay(settings: ReplaySettings, cursor: number | null): void {
+  const { sourceId } = useSession.getState();
   void replays.schedule(async () => {
     const named = openedName;
     openedName = null;
     try {
       const { summary, timeline, view } = await callWorker((w) => w.replay(settings, cursor));
+      // A source opened meanwhile (a file chosen while the built-in workload replayed): its replay
+      // comes next, and this one's answer is not shown under it.
+      if (useSession.getState().sourceId !== sourceId) return;
       // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
       mark('splitscope:replay-result');
       useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
       void requestAxis();
     } catch (e) {
+      if (useSession.getState().sourceId !== sourceId) return;
       // The previous view stays.
       useSession.setState({ error: named ? `${named}: ${message(e)}` : message(e), progress: null, opening: false });
     }

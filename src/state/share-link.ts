@@ -115,12 +115,15 @@ function openComparison(state: LinkState): void {
   }
 }
 
+/** The built-in workload, playing once its first replay is in; a source opened before that (a file
+ * chosen while the workload opened) is shown where it opened, not played. */
 function openDefault(): void {
+  const before = useSession.getState().summary;
   useSession.getState().openWorkload(DEFAULT_WORKLOAD);
   const unsubscribe = useSession.subscribe((s) => {
-    if (!s.summary) return;
+    if (!s.summary || s.summary === before) return;
     unsubscribe();
-    s.setPlaying(true);
+    if (s.sourceLink?.kind === 'workload' && s.sourceLink.id === DEFAULT_WORKLOAD) s.setPlaying(true);
   });
 }
 

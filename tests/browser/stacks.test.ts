@@ -129,6 +129,7 @@ test('a link keeps the stack selection and the search: the file it names opens w
   const found = await session.page.evaluate<{ requests: number[] | null }>('window.splitscope.search()');
   await new Promise((r) => setTimeout(r, 700)); // the address bar follows within 500 ms
   const link = await session.page.evaluate<string>('window.splitscope.link()');
+  const at = (await session.page.evaluate<{ index: number }>('window.splitscope.cursor()')).index;
   const again = await session.page.context().browser()!.newPage({ viewport: { width: 1280, height: 720 } });
   await again.goto(link);
   // The file is too large to travel in the link: the page asks for it, then opens as the link says.
@@ -136,7 +137,9 @@ test('a link keeps the stack selection and the search: the file it names opens w
   await again.setInputFiles('header input[type=file]', { name: 'train_gpt2-n12__default.pickle.gz', mimeType: 'application/gzip', buffer: readFileSync(FILE) });
   await again.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('train_gpt2-n12__default')`);
   await again.evaluate('window.splitscope.ready()');
-  await expect.poll(() => again.evaluate<Stacks>('window.splitscope.stacks()').then((s) => s.selected), { timeout: 30_000 }).toBe(site.count);
+  await expect.poll(() => again.evaluate<Stacks>('window.splitscope.stacks()').then((s) => [s.at, s.selected]), { timeout: 30_000 }).toEqual([at, site.count]);
+  // Where the link put it, not playing on from there (the built-in workload, opened meanwhile, plays).
+  expect((await again.evaluate<{ index: number }>('window.splitscope.cursor()')).index).toBe(at);
   expect((await again.evaluate<{ requests: number[] | null }>('window.splitscope.search()')).requests).toEqual(found.requests);
   expect(await again.getByRole('searchbox').inputValue()).toBe('>64MiB');
   await again.close();
