@@ -120,6 +120,38 @@ test('a link to a file too large to travel asks for it, and the file opens as th
   await page.context().close();
 });
 
+test('a file chosen while the built-in workload opens shows where its link says, and does not play', async () => {
+  const page = await freshPage(session.page.url().split('#')[0]!);
+  const file = 'tests/fixtures/train_gpt2-n12__default.pickle.gz'; // past the embedding limit
+  await page.setInputFiles('input[type=file]', file);
+  await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('train_gpt2-n12__default')`);
+  await ready(page);
+  await page.evaluate('window.splitscope.seek(500)');
+  await ready(page);
+  await page.waitForFunction(`location.hash.length > 10 && window.splitscope.link() === location.href`);
+  const link = await page.evaluate<string>('window.splitscope.link()');
+  await page.context().close();
+
+  // The replay worker answers each call a second late, so that the file is chosen before the built-in
+  // workload's first replay answers, and that answer comes after the file replaced the workload.
+  const context = await session.page.context().browser()!.newContext({ viewport: { width: 1280, height: 720 } });
+  await context.route(/replay-worker-[^/]*\.js$/, async (route) => {
+    const response = await route.fetch();
+    const late = 'const __post = self.postMessage.bind(self); self.postMessage = (...a) => void setTimeout(() => __post(...a), 1000);\n';
+    await route.fulfill({ response, body: late + (await response.text()) });
+  });
+  const other = await context.newPage();
+  await other.goto(link);
+  await other.waitForFunction(`'splitscope' in window`);
+  await other.setInputFiles('input[type=file]', file);
+  await other.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('train_gpt2-n12__default')`, undefined, { timeout: 30_000 });
+  await ready(other);
+  await new Promise((r) => setTimeout(r, 2500)); // a playing cursor would have moved by now
+  expect((await cursor(other)).index).toBe(500);
+  expect(await other.locator('.tl-play').getAttribute('aria-label')).toBe('Play');
+  await context.close();
+});
+
 test('while the cursor moves the address bar waits, and takes the cursor where it rests', async () => {
   const page = session.page;
   await page.getByLabel('source', { exact: true }).selectOption({ label: 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)' });
