@@ -12,6 +12,21 @@ export interface Copier<T extends object = object> {
   fill(from: T, to: T, copy: <V>(value: V) => V): void;
 }
 
+/**
+ * A copier for a class whose blank its own constructor makes (`blank`), every field then copied by
+ * name: less to keep in step than a hand-written fill, the same hidden class as the originals.
+ */
+export function constructedCopier<T extends object>(blank: () => T): Copier<T> {
+  return {
+    blank,
+    fill(from, to, copy) {
+      const src = from as Record<string, unknown>;
+      const dst = to as Record<string, unknown>;
+      for (const key of Object.keys(src)) dst[key] = copy(src[key]);
+    },
+  };
+}
+
 /** Copiers by class prototype. */
 export type Copiers = ReadonlyMap<object, Copier>;
 

@@ -1,7 +1,7 @@
 // fork(): a deep copy that keeps classes, identity and cycles, and leaves shared objects as they are.
 import { expect, test } from 'vitest';
 import { Block, BLOCK_COPIER, Segment, SEGMENT_COPIER } from '../../src/allocator/block';
-import { fork, type Copier } from '../../src/lib/fork';
+import { constructedCopier, fork, type Copier } from '../../src/lib/fork';
 
 class Node {
   next: Node | null = null;
@@ -67,4 +67,25 @@ test("the allocator's copiers copy every field a block and a segment have", () =
   }
   expect(c.next!.prev).toBe(c);
   expect(c.segment.head).toBe(c);
+});
+
+test('a constructed copier copies onto a blank its constructor makes, every field by name', () => {
+  let made = 0;
+  class Pool {
+    count = 0;
+    readonly items: Node[] = [];
+    constructor(public label = 'blank') {
+      made++;
+    }
+  }
+  const pool = new Pool('kept');
+  pool.count = 3;
+  pool.items.push(new Node(1), new Node(2));
+  const c = fork(pool, new Set(), new Map<object, Copier>([[Pool.prototype, constructedCopier(() => new Pool())]]));
+  expect(made).toBe(2); // the original and the copy's blank
+  expect(c instanceof Pool).toBe(true);
+  expect(Object.keys(c)).toEqual(Object.keys(pool));
+  expect([c.label, c.count, c.items.map((n) => n.value)]).toEqual(['kept', 3, [1, 2]]);
+  expect(c.items).not.toBe(pool.items);
+  expect(c.items[0]).not.toBe(pool.items[0]);
 });

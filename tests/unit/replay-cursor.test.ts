@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import type { CachingAllocator } from '../../src/allocator/caching-allocator';
-import { replay, ReplayCursor } from '../../src/trace/replay/replay';
+import { CHECKPOINT_COPIERS, replay, ReplayCursor } from '../../src/trace/replay/replay';
 import { planSnapshotReplay, type SnapshotReplayOptions } from '../../src/trace/replay/replay-snapshot';
 import { memoryLayout } from '../../src/trace/measures/memory-layout';
 import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
@@ -71,5 +71,31 @@ test.each(CASES)('%s: a visit partway through a whole replay sees the state a re
     expect(result.stats).toEqual(whole.stats);
     expect(Array.from(result.series.reserved)).toEqual(Array.from(whole.series.reserved));
     expect(result.events.length).toBe(whole.events.length);
+  }
+});
+
+/** Classes (by name) of the objects reachable from `roots` that CHECKPOINT_COPIERS has no copier for. */
+function classesWithoutCopier(roots: object[]): string[] {
+  const seen = new Set<object>();
+  const missing = new Set<string>();
+  const todo = [...roots];
+  while (todo.length > 0) {
+    const o = todo.pop()!;
+    if (seen.has(o) || Object.isFrozen(o) || ArrayBuffer.isView(o)) continue;
+    seen.add(o);
+    const proto = Object.getPrototypeOf(o) as object | null;
+    const plain = Array.isArray(o) || o instanceof Map || o instanceof Set || proto === Object.prototype || proto === null;
+    if (!plain && !CHECKPOINT_COPIERS.has(proto!)) missing.add((proto as { constructor: { name: string } }).constructor.name);
+    const children = o instanceof Map ? [...o.keys(), ...o.values()] : o instanceof Set ? [...o] : Object.values(o);
+    for (const v of children) if (typeof v === 'object' && v !== null) todo.push(v as object);
+  }
+  return [...missing].sort();
+}
+
+test.each(CASES)('%s: every class a checkpoint copies has a copier, so restored runs keep the hidden classes of fresh ones', (file, options) => {
+  const plan = planSnapshotReplay(decodeSnapshotFile(readFileSync(`tests/fixtures/${file}`)), options);
+  for (const addresses of ['recorded', 'simulated'] as const) {
+    const { allocator, events } = replay(plan.stream, { ...plan.replayOptions, addresses, statsOnly: true });
+    expect(classesWithoutCopier([allocator, events])).toEqual([]);
   }
 });

@@ -1,12 +1,13 @@
 // Replay: a request stream through the allocator model under one config and one device model.
-import { CachingAllocator, type AllocatorOptions } from '../../allocator/caching-allocator';
-import { Block, BLOCK_COPIER, Segment, SEGMENT_COPIER } from '../../allocator/block';
+import { ALLOCATOR_COPIERS, CachingAllocator, type AllocatorOptions } from '../../allocator/caching-allocator';
+import type { Block } from '../../allocator/block';
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
-import { driverPlacementFor } from '../../allocator/placement/driver-placement';
+import { AddressReservations } from '../../allocator/placement/address-reservations';
+import { DriverPlacement, driverPlacementFor } from '../../allocator/placement/driver-placement';
 import type { DevicePlacement } from '../../allocator/placement/segment-placement';
 import { Stat } from '../../allocator/stats';
-import { fork, type Copier, type Copiers } from '../../lib/fork';
+import { constructedCopier, fork, type Copier, type Copiers } from '../../lib/fork';
 import { EventLog } from './event-log';
 import { adoptInitialState } from './initial-state';
 import { RecordedPlacement } from '../../allocator/placement/recorded-placement';
@@ -157,10 +158,8 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
   // Active equals allocated unless frees are deferred: then one array serves both.
   const active = allocator.stats.countActive ? new Float64Array(statsOnly ? 0 : seriesLength) : allocatedSeries;
   const series: ReplaySeries = { allocated: allocatedSeries, reserved: new Float64Array(statsOnly ? 0 : seriesLength), active, retries: [] };
-  return {
-    stream,
+  return runOf(stream, blocks, {
     allocator,
-    blocks,
     events,
     statsOnly,
     series,
@@ -174,6 +173,35 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
     nextCompletion: 0,
     nextRecordedCall: 0,
     nextRelease: 0,
+  });
+}
+
+/** What a checkpoint keeps of a run: all but its stream and its blocks by id. */
+type RunState = Omit<ReplayRun, 'blocks' | 'stream'>;
+
+/**
+ * A run, fresh or restored, built by one object literal (and its peak by another): both then have one
+ * hidden class, so the replay loop, which reads them per request, stays monomorphic.
+ */
+function runOf(stream: RequestStream, blocks: (Block | null)[], s: RunState): ReplayRun {
+  const { request, reserved, allocated, largestFreeBlock } = s.atPeak;
+  return {
+    stream,
+    allocator: s.allocator,
+    blocks,
+    events: s.events,
+    statsOnly: s.statsOnly,
+    series: s.series,
+    ooms: s.ooms,
+    divergences: s.divergences,
+    problems: s.problems,
+    atPeak: { request, reserved, allocated, largestFreeBlock },
+    emptyCacheAfter: s.emptyCacheAfter,
+    resetPeakAfter: s.resetPeakAfter,
+    next: s.next,
+    nextCompletion: s.nextCompletion,
+    nextRecordedCall: s.nextRecordedCall,
+    nextRelease: s.nextRelease,
   };
 }
 
@@ -275,7 +303,7 @@ export function replay(stream: RequestStream, options: ReplayOptions, visit?: Re
 
 /** A copy of a run at a request, for a cursor to go back to (blocks by id kept sparse: most are null). */
 interface Checkpoint {
-  state: Omit<ReplayRun, 'blocks' | 'stream'>;
+  state: RunState;
   ids: Int32Array;
   live: Block[];
 }
@@ -287,10 +315,17 @@ function sharedOf(run: ReplayRun): Set<object> {
   return shared;
 }
 
-/** The allocator's most numerous objects, copied by their own copier (see fork). */
-const COPIERS: Copiers = new Map<object, Copier>([
-  [Block.prototype, BLOCK_COPIER as unknown as Copier],
-  [Segment.prototype, SEGMENT_COPIER as unknown as Copier],
+/**
+ * A checkpoint's objects, copied onto blanks their own constructors make (see fork and
+ * ALLOCATOR_COPIERS): a restored run then has the hidden classes of a fresh one, and the replay's
+ * hot code, which runs on both, keeps its optimized code.
+ */
+export const CHECKPOINT_COPIERS: Copiers = new Map<object, Copier>([
+  ...ALLOCATOR_COPIERS,
+  [EventLog.prototype, constructedCopier(() => new EventLog(0, { countOnly: true }))],
+  [DriverPlacement.prototype, constructedCopier(() => new DriverPlacement())],
+  [RecordedPlacement.prototype, constructedCopier(() => new RecordedPlacement([], new DriverPlacement(), () => {}))],
+  [AddressReservations.prototype, constructedCopier(() => new AddressReservations())],
 ]);
 
 /**
@@ -314,15 +349,15 @@ function liveBlocks(run: ReplayRun): { ids: Int32Array; live: Block[] } {
 
 function checkpointOf(run: ReplayRun, shared: ReadonlySet<object>): Checkpoint {
   const { blocks: _blocks, stream: _stream, ...state } = run;
-  return fork({ state, ...liveBlocks(run) }, shared, COPIERS);
+  return fork({ state, ...liveBlocks(run) }, shared, CHECKPOINT_COPIERS);
 }
 
 /** `blocks`: an array of nulls to reuse (allocating one per restore costs more than the rest). */
 function restore(checkpoint: Checkpoint, stream: RequestStream, shared: ReadonlySet<object>, blocks?: (Block | null)[]): ReplayRun {
-  const { state, ids, live } = fork(checkpoint, shared, COPIERS);
+  const { state, ids, live } = fork(checkpoint, shared, CHECKPOINT_COPIERS);
   blocks ??= new Array<Block | null>(stream.idCount).fill(null);
   for (let k = 0; k < ids.length; k++) blocks[ids[k]!] = live[k]!;
-  return { ...state, stream, blocks };
+  return runOf(stream, blocks, state);
 }
 
 /**
