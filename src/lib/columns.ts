@@ -33,12 +33,9 @@ export function growColumns<S extends ColumnSpec>(target: { [K in keyof S]: Colu
 /** Each column of `columns` copied into shared memory. */
 export function sharedColumns<S extends ColumnSpec>(columns: { readonly [K in keyof S]: Column }, spec: S): ColumnsOf<S> {
   const c = columns as Record<string, Column>;
-  const out: Record<string, Column> = {};
-  for (const key of Object.keys(spec)) {
-    out[key] = column(spec[key]!, c[key]!.length, true);
-    out[key].set(c[key]!);
-  }
-  return out as ColumnsOf<S>;
+  const out = makeColumns(spec, c[Object.keys(spec)[0]!]!.length, true);
+  for (const key of Object.keys(spec)) (out as Record<string, Column>)[key]!.set(c[key]!);
+  return out;
 }
 
 /** The first `rows` rows of each column: views when little would be trimmed (a copy of a million

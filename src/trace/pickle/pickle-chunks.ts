@@ -65,10 +65,7 @@ export class PickleChunkReader {
       this.pending = [first.subarray(inFirst >= 0 ? inFirst : 2 * margin)];
       this.pendingBytes = this.pending[0]!.length;
     }
-    const window =
-      this.kept.length === 0 && this.pending.length === 1
-        ? this.pending[0]!
-        : concatBytes([this.kept, ...this.pending], this.kept.length + this.pendingBytes);
+    const window = concatBytes([this.kept, ...this.pending], this.kept.length + this.pendingBytes);
     this.pending = [];
     this.pendingBytes = 0;
     const read = this.reader.read(window, this.base, final);
