@@ -1,20 +1,23 @@
-// Shared by the stress kernels (prepended to each): the chunk table entry, groups and the tag pattern.
-// One workgroup handles one group: consecutive table entries (chunks of at most CHUNK_WORDS words
-// of one block each) adding up to about CHUNK_WORDS words, so a scaled arena's many tiny blocks do
-// not each cost a workgroup. Its 256 threads stride through each chunk in turn, so neighbouring
-// threads touch neighbouring words.
+// Shared by the stress kernels (prepended to each): the span table entry, groups and the tag pattern.
+// One workgroup handles one group (work-groups.ts): either consecutive whole spans adding up to about
+// GROUP_WORDS words, so a scaled arena's many tiny blocks do not each cost a workgroup, or a part of
+// one span, so a big block is spread over many. Its 256 threads stride through each span in turn, so
+// neighbouring threads touch neighbouring words.
 
-struct Chunk {
+struct Span {
   start: u32, // first arena word
   count: u32, // words
   tag: u32,   // the allocation's tag
-  first: u32, // index of the chunk's first word within its block
+  first: u32, // index of the span's first word within its block
 }
 
-// A workgroup's share of the table: entries first .. first + count - 1.
+// A workgroup's share of the table: entries first .. first + count - 1, or, when count is 1, the
+// words offset .. offset + words - 1 of entry first.
 struct Group {
   first: u32,
   count: u32,
+  offset: u32,
+  words: u32,
 }
 
 struct TableParams {
@@ -33,6 +36,19 @@ const LINE_WORDS: u32 = 32u;
 // almost every index, so a block written over another leaves words the other cannot explain.
 fn pattern(tag: u32, index: u32) -> u32 {
   return tag * 0x9E3779B1u + index;
+}
+
+// The part of span `s` (an entry of group `g`) that the group handles: all of it but in a one-span group.
+fn part(s: Span, g: Group) -> Span {
+  if (g.count != 1u) { return s; }
+  return Span(s.start + g.offset, g.words, s.tag, s.first + g.offset);
+}
+
+// The words of `input` that the op of `g`'s part of its output reads: output word x reads input word x.
+fn partInput(input: Span, g: Group) -> Span {
+  if (g.count != 1u) { return input; }
+  let skip = min(g.offset, input.count);
+  return Span(input.start + skip, input.count - skip, input.tag, input.first + skip);
 }
 
 // Tables can pass 65,535 groups, the per-dimension dispatch limit: dispatches are 2D.

@@ -1,7 +1,7 @@
-// Fill: writes each new block's tag pattern over its chunks.
+// Fill: writes each new block's tag pattern over its spans.
 
 @group(0) @binding(0) var<storage, read_write> arena: array<u32>;
-@group(0) @binding(1) var<storage, read> chunks: array<Chunk>;
+@group(0) @binding(1) var<storage, read> spans: array<Span>;
 @group(0) @binding(2) var<uniform> table: TableParams;
 @group(0) @binding(4) var<storage, read> groups: array<Group>;
 
@@ -12,7 +12,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
   if (e >= table.count) { return; }
   let g = groups[table.base + e];
   for (var k = g.first; k < g.first + g.count; k++) {
-    let c = chunks[k];
+    let c = part(spans[k], g);
     let skew = c.start % LINE_WORDS;
     let base = c.start - skew;
     for (var i = lane; i < c.count + skew; i += WORKGROUP_SIZE) {

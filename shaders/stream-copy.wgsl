@@ -1,7 +1,7 @@
 // The yardstick for op (which reads one block and writes another): copies the arena's lower half
-// onto its upper half with no block table, unrolled like op, one workgroup per CHUNK_WORDS words.
+// onto its upper half with no block table, unrolled like op, one workgroup per GROUP_WORDS words.
 
-override CHUNK_WORDS: u32 = 8192u;
+override GROUP_WORDS: u32 = 8192u;
 
 @group(0) @binding(0) var<storage, read_write> arena: array<u32>;
 @group(0) @binding(2) var<uniform> table: TableParams; // count: workgroups (over the lower half)
@@ -12,8 +12,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
   let e = entryIndex(wid, grid);
   if (e >= table.count) { return; }
   let half = arrayLength(&arena) / 2u;
-  let start = e * CHUNK_WORDS;
-  let count = min(CHUNK_WORDS, half - start);
+  let start = e * GROUP_WORDS;
+  let count = min(GROUP_WORDS, half - start);
   var i = lane;
   for (; i + 3u * WORKGROUP_SIZE < count; i += 4u * WORKGROUP_SIZE) {
     let w0 = arena[start + i];

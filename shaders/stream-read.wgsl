@@ -1,7 +1,7 @@
 // The yardstick for verify: reads the whole arena with no block table, in verify's workgroup shape.
 // The compare keeps the reads from being optimised away.
 
-override CHUNK_WORDS: u32 = 8192u;
+override GROUP_WORDS: u32 = 8192u;
 
 @group(0) @binding(0) var<storage, read> arena: array<u32>;
 @group(0) @binding(2) var<uniform> table: TableParams; // count: workgroups
@@ -12,8 +12,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
         @builtin(local_invocation_index) lane: u32) {
   let e = entryIndex(wid, grid);
   if (e >= table.count) { return; }
-  let start = e * CHUNK_WORDS;
-  let count = min(CHUNK_WORDS, arrayLength(&arena) - start);
+  let start = e * GROUP_WORDS;
+  let count = min(GROUP_WORDS, arrayLength(&arena) - start);
   var bad = 0u;
   var i = lane;
   // Unrolled like verify, so that the yardstick is no weaker than the kernel it measures.

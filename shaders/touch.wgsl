@@ -4,8 +4,8 @@
 // of a shorter input (or with none, count 0) the output is only written.
 
 struct OpEntry {
-  output: Chunk,
-  input: Chunk, // count 0: the op has no input to read
+  output: Span,
+  input: Span, // count 0: the op has no input to read
 }
 
 @group(0) @binding(0) var<storage, read_write> arena: array<u32>;
@@ -23,8 +23,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
   var bad = 0u;
   for (var k = g.first; k < g.first + g.count; k++) {
     let op = ops[k];
-    let o = op.output;
-    let n = op.input;
+    let o = part(op.output, g);
+    let n = partInput(op.input, g);
     // Output words are aligned to lines (stores matter most); index i is output word x = i - skew.
     let skew = o.start % LINE_WORDS;
     let base = o.start - skew;

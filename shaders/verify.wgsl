@@ -1,7 +1,7 @@
 // Verify: counts the words of live blocks that do not hold their own block's pattern.
 
 @group(0) @binding(0) var<storage, read> arena: array<u32>;
-@group(0) @binding(1) var<storage, read> chunks: array<Chunk>;
+@group(0) @binding(1) var<storage, read> spans: array<Span>;
 @group(0) @binding(2) var<uniform> table: TableParams;
 @group(0) @binding(4) var<storage, read> groups: array<Group>;
 @group(0) @binding(3) var<storage, read_write> counters: array<atomic<u32>, 4>;
@@ -14,7 +14,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(num_workgroups) grid: ve
   let g = groups[table.base + e];
   var bad = 0u;
   for (var k = g.first; k < g.first + g.count; k++) {
-    let c = chunks[k];
+    let c = part(spans[k], g);
     let skew = c.start % LINE_WORDS;
     let base = c.start - skew;
     let end = c.count + skew;

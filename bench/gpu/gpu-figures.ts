@@ -4,7 +4,7 @@
 // on and off. Kernel times are wall-clock around submissions of `repeat` dispatches, best of five.
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { WORD_BYTES } from '../../src/gpu/stress/arena-layout';
-import { CHUNK_U32S } from '../../src/gpu/stress/block-chunks';
+import { SPAN_U32S } from '../../src/gpu/stress/block-spans';
 import { GpuArena } from '../../src/gpu/stress/gpu-arena';
 import { BATCHES_PER_SUBMIT } from '../../src/gpu/stress/stress-kernels';
 import { GpuSlot } from '../../src/gpu/gpu-slot';
@@ -12,7 +12,7 @@ import { LiveRun } from '../../src/gpu/stress/live-run';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
 import { transformerTraining } from '../../src/trace/stream/workloads';
 import { median } from '../median';
-import { chunkWords, opWords, STRESS_DEVICE_BYTES } from './gpu-floor';
+import { spanWords, opWords, STRESS_DEVICE_BYTES } from './gpu-floor';
 
 export interface GpuFigures {
   adapter: string;
@@ -35,7 +35,7 @@ export interface GpuFigures {
   liveRun: LiveRunFigures;
   /** The same at other batch sizes (recorded since batches were pipelined). */
   liveRuns?: LiveRunFigures[];
-  /** Microseconds per batch submitted alone with next to no work (one chunk of one word to fill,
+  /** Microseconds per batch submitted alone with next to no work (one span of one word to fill,
    * touch and verify): the fixed WebGPU cost a submission pays whatever it holds (recorded since
    * December 2026). */
   batchFixedUs?: number;
@@ -64,30 +64,30 @@ async function timed(repeat: number, submit: () => Promise<unknown>, samples = 5
   return best;
 }
 
-/** The live blocks at the workload's peak, as chunk tables for the three kernels. */
-function peakTables(arenaWords: number): { chunks: Uint32Array<ArrayBuffer>; ops: Uint32Array<ArrayBuffer>; words: number; opBytes: number } {
+/** The live blocks at the workload's peak, as span tables for the three kernels. */
+function peakTables(arenaWords: number): { spans: Uint32Array<ArrayBuffer>; ops: Uint32Array<ArrayBuffer>; words: number; opBytes: number } {
   const run = new StressRun(transformerTraining.generate({}), { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, arenaWords });
   let peak: Uint32Array<ArrayBuffer> | null = null;
   let peakWords = -1;
   while (!run.done) {
     run.step(256);
-    const live = run.liveChunks();
-    const words = chunkWords(live);
+    const live = run.liveSpans();
+    const words = spanWords(live);
     if (words > peakWords) [peak, peakWords] = [live, words];
   }
-  const chunks = peak!;
-  // As in a step, new blocks are written from older ones: the newer half of the live chunks (in
+  const spans = peak!;
+  // As in a step, new blocks are written from older ones: the newer half of the live spans (in
   // allocation order) are the ops' outputs, each reading its counterpart in the older half.
-  const n = chunks.length / CHUNK_U32S;
+  const n = spans.length / SPAN_U32S;
   const half = Math.floor(n / 2);
   const ops = new Uint32Array((n - half) * OP_U32S);
   for (let i = half; i < n; i++) {
     const at = (i - half) * OP_U32S;
-    ops.set(chunks.subarray(i * CHUNK_U32S, (i + 1) * CHUNK_U32S), at);
-    const j = (i - half) * CHUNK_U32S;
-    ops.set(chunks.subarray(j, j + CHUNK_U32S), at + CHUNK_U32S);
+    ops.set(spans.subarray(i * SPAN_U32S, (i + 1) * SPAN_U32S), at);
+    const j = (i - half) * SPAN_U32S;
+    ops.set(spans.subarray(j, j + SPAN_U32S), at + SPAN_U32S);
   }
-  return { chunks, ops, words: peakWords, opBytes: opWords(ops) * WORD_BYTES };
+  return { spans, ops, words: peakWords, opBytes: opWords(ops) * WORD_BYTES };
 }
 
 /** Runs per live-run figure (after a warm-up run). */
@@ -109,7 +109,7 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
   if (!arena) throw new Error(`no GPU: ${slot.unavailable}`);
   const { kernels } = arena as GpuArena;
   const arenaWords = arena.bytes / WORD_BYTES;
-  const { chunks, ops, words, opBytes } = peakTables(arenaWords);
+  const { spans, ops, words, opBytes } = peakTables(arenaWords);
   const r = options.repeat;
   const liveBytes = words * WORD_BYTES;
   const gbps = (bytes: number, seconds: number): number => bytes / seconds / 1e9;
@@ -119,9 +119,9 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
   const streamCopy = gbps(arena.bytes, await timed(r, () => kernels.submitStream('streamCopy', r)));
   // The copy left other values behind: write the pattern again before anything checks it.
   await kernels.submitStream('streamWrite', 1);
-  const fill = gbps(liveBytes, await timed(r, () => kernels.submitKernel('fill', chunks, r)));
+  const fill = gbps(liveBytes, await timed(r, () => kernels.submitKernel('fill', spans, r)));
   const op = gbps(opBytes, await timed(r, () => kernels.submitKernel('touch', ops, r)));
-  const verify = gbps(liveBytes, await timed(r, () => kernels.submitKernel('verify', chunks, r)));
+  const verify = gbps(liveBytes, await timed(r, () => kernels.submitKernel('verify', spans, r)));
   const mismatches = (await kernels.counters()).reduce((a, b) => a + b, 0);
 
   const liveRuns: LiveRunFigures[] = [];
@@ -169,8 +169,8 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
  * to back as a playing run does, in microseconds per batch (the uploads, the pass, the submission and
  * the counts' readback). */
 async function fixedBatchCost(kernels: GpuArena['kernels'], perSubmit: number): Promise<number> {
-  const chunk = Uint32Array.from([0, 1, 1, 0]);
-  const plan: BatchPlan = { freed: new Uint32Array(0), fill: chunk, op: Uint32Array.from([0, 1, 1, 0, 0, 0, 0, 0]), verify: chunk, verifyBlocks: 1 };
+  const span = Uint32Array.from([0, 1, 1, 0]);
+  const plan: BatchPlan = { freed: new Uint32Array(0), fill: span, op: Uint32Array.from([0, 1, 1, 0, 0, 0, 0, 0]), verify: span, verifyBlocks: 1 };
   const plans = Array.from({ length: perSubmit }, () => plan);
   const batches = 480;
   const runs: number[] = [];

@@ -6,7 +6,7 @@
 import { GiB } from '../../src/allocator/constants';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { WORD_BYTES } from '../../src/gpu/stress/arena-layout';
-import { CHUNK_U32S } from '../../src/gpu/stress/block-chunks';
+import { SPAN_U32S } from '../../src/gpu/stress/block-spans';
 import { OP_U32S, StressRun } from '../../src/gpu/stress/stress-run';
 import { transformerTraining } from '../../src/trace/stream/workloads';
 
@@ -30,17 +30,17 @@ export interface GpuFloor {
   perSecond: number;
 }
 
-/** The words a chunk table (fill's, verify's) covers: each entry's count. */
-export function chunkWords(table: Uint32Array): number {
+/** The words a span table (fill's, verify's) covers: each entry's count. */
+export function spanWords(table: Uint32Array): number {
   let words = 0;
-  for (let c = 1; c < table.length; c += CHUNK_U32S) words += table[c]!;
+  for (let c = 1; c < table.length; c += SPAN_U32S) words += table[c]!;
   return words;
 }
 
 /** The words an op table moves: each op reads min(input, output) words and writes the output's. */
 export function opWords(ops: Uint32Array): number {
   let words = 0;
-  for (let e = 0; e < ops.length; e += OP_U32S) words += ops[e + 1]! + Math.min(ops[e + 1]!, ops[e + CHUNK_U32S + 1]!);
+  for (let e = 0; e < ops.length; e += OP_U32S) words += ops[e + 1]! + Math.min(ops[e + 1]!, ops[e + SPAN_U32S + 1]!);
   return words;
 }
 
@@ -55,11 +55,11 @@ export function gpuFloor(f: KernelRates & { arenaBytes: number }, batch: number)
   while (!run.done) {
     const plan = run.step(batch);
     batches++;
-    verify += chunkWords(plan.freed) + chunkWords(plan.verify);
-    fill += chunkWords(plan.fill);
+    verify += spanWords(plan.freed) + spanWords(plan.verify);
+    fill += spanWords(plan.fill);
     op += opWords(plan.op);
   }
-  verify += chunkWords(run.closing().verify);
+  verify += spanWords(run.closing().verify);
   const seconds = (WORD_BYTES * verify) / (rates.verify * 1e9) + (WORD_BYTES * fill) / (rates.fill * 1e9) + (WORD_BYTES * op) / (rates.op * 1e9);
   const requests = run.stream.length;
   return { requests, batches, verifyBytesPerBatch: (WORD_BYTES * verify) / batches, perSecond: requests / seconds };

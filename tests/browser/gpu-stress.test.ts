@@ -19,6 +19,7 @@ interface RunStatus {
   wordlessBlocks: number;
   ooms: number;
   deviceLosses: number;
+  scale: number;
 }
 interface GpuReport {
   adapter: string | null;
@@ -74,6 +75,20 @@ test('the overlap fault makes verify find mismatches', async () => {
   expect(run.mismatches).toBeGreaterThan(0);
   const after = await gpu();
   expect(after.mismatches - before.mismatches).toBe(run.mismatches);
+});
+
+test('at 1:1, blocks of megabytes are spread over many workgroups: clean runs find no mismatch, the fault finds some', async () => {
+  // 1-4 MiB blocks on a 64 MiB device mirrored word for word: each block's span is 4 to 16 workgroup shares.
+  const request = { source: 'log-uniform', batch: 50, arenaBytes: 64 * 2 ** 20, deviceBytes: 64 * 2 ** 20, params: { minSize: 2 ** 20, maxSize: 4 * 2 ** 20, liveTarget: 10, events: 1500 } };
+  const clean = await stress(request);
+  expectGpu(clean);
+  expect(clean.scale).toBe(1);
+  expect(clean.position).toBe(clean.total);
+  expect(clean.verifiedBlocks).toBeGreaterThan(clean.batches);
+  expect(clean.mismatches).toBe(0);
+  const faulty = await stress({ ...request, fault: true });
+  expectGpu(faulty);
+  expect(faulty.mismatches).toBeGreaterThan(0);
 });
 
 test('a lost device is replaced, the arena rebuilt from the allocator, and the run goes on clean', async () => {

@@ -8,11 +8,11 @@ import { GiB, MiB } from '../../src/allocator/constants';
 import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { ArenaLayout } from '../../src/gpu/stress/arena-layout';
-import { blockChunks, CHUNK_U32S, CHUNK_WORDS } from '../../src/gpu/stress/block-chunks';
+import { blockSpans, SPAN_U32S } from '../../src/gpu/stress/block-spans';
 import { FRAME_BYTES, PhysicalFrames } from '../../src/allocator/placement/physical-frames';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
 import { SWEEP_BATCHES } from '../../src/gpu/stress/verify-table';
-import { workGroups } from '../../src/gpu/stress/work-groups';
+import { GROUP_U32S, GROUP_WORDS, workGroups } from '../../src/gpu/stress/work-groups';
 import { RequestStreamBuilder, type RequestStream } from '../../src/trace/stream/request-stream';
 
 /** Log-uniform sizes from 1 KiB to 256 MiB, random frees, a seeded LCG (tests only). */
@@ -38,14 +38,14 @@ function randomStream(seed: number, requests: number): RequestStream {
 
 interface Range { start: number; end: number; tag: number }
 
-function ranges(chunks: ArrayLike<number>): Range[] {
+function ranges(spans: ArrayLike<number>): Range[] {
   const out: Range[] = [];
-  for (let c = 0; c < chunks.length; c += CHUNK_U32S) out.push({ start: chunks[c]!, end: chunks[c]! + chunks[c + 1]!, tag: chunks[c + 2]! });
+  for (let c = 0; c < spans.length; c += SPAN_U32S) out.push({ start: spans[c]!, end: spans[c]! + spans[c + 1]!, tag: spans[c + 2]! });
   return out;
 }
 
-function overlaps(chunks: Uint32Array): number {
-  const r = ranges(chunks).sort((a, b) => a.start - b.start);
+function overlaps(spans: Uint32Array): number {
+  const r = ranges(spans).sort((a, b) => a.start - b.start);
   let n = 0;
   for (let i = 1; i < r.length; i++) if (r[i]!.start < r[i - 1]!.end) n++;
   return n;
@@ -59,39 +59,43 @@ function blank(table: Uint32Array, c: number): boolean {
 /** The verify table less its blank entries. */
 function withoutBlanks(table: Uint32Array): number[] {
   const out: number[] = [];
-  for (let c = 0; c < table.length; c += CHUNK_U32S) if (!blank(table, c)) out.push(...table.subarray(c, c + CHUNK_U32S));
+  for (let c = 0; c < table.length; c += SPAN_U32S) if (!blank(table, c)) out.push(...table.subarray(c, c + SPAN_U32S));
   return out;
 }
 
 const key = (a: ArrayLike<number>, i: number): string => `${a[i]}:${a[i + 2]}`;
 
-/** The (start, tag) keys of a table's chunks, blanks left out. */
+/** The (start, tag) keys of a table's spans, blanks left out. */
 function keys(table: Uint32Array): Set<string> {
   const out = new Set<string>();
-  for (let c = 0; c < table.length; c += CHUNK_U32S) if (!blank(table, c)) out.add(key(table, c));
+  for (let c = 0; c < table.length; c += SPAN_U32S) if (!blank(table, c)) out.add(key(table, c));
   return out;
 }
 
-/** Problems with a plan, given the live chunks before and after it, as strings (plain loops: plans hold thousands of chunks). */
+/** Problems with a plan, given the live spans before and after it, as strings (plain loops: plans hold thousands of spans). */
 function planProblems(plan: BatchPlan, before: Uint32Array, after: Uint32Array, arenaWords: number): string[] {
   const problems: string[] = [];
-  for (let c = 0; c < after.length; c += CHUNK_U32S) {
+  for (let c = 0; c < after.length; c += SPAN_U32S) {
     const count = after[c + 1]!;
-    if (after[c]! + count > arenaWords) problems.push(`chunk ${c / CHUNK_U32S} ends past the arena`);
-    if (count > CHUNK_WORDS || count === 0) problems.push(`chunk ${c / CHUNK_U32S} has ${count} words`);
+    if (after[c]! + count > arenaWords) problems.push(`span ${c / SPAN_U32S} ends past the arena`);
+    if (count === 0) problems.push(`span ${c / SPAN_U32S} has no words`);
   }
-  if (overlaps(after) > 0) problems.push('live chunks overlap');
+  if (overlaps(after) > 0) problems.push('live spans overlap');
   const [was, live] = [keys(before), keys(after)];
-  // Everything filled or swept is live; every op writes a filled chunk; what was freed had been live.
+  // Everything filled or swept is live; every op writes a filled span; what was freed had been live.
   const filled = keys(plan.fill);
-  for (const k of filled) if (!live.has(k)) problems.push('a filled chunk is not live');
-  for (const k of keys(plan.verify)) if (!live.has(k)) problems.push('a swept chunk is not live');
-  for (let e = 0; e < plan.op.length; e += OP_U32S) if (!filled.has(key(plan.op, e))) problems.push('an op writes an unfilled chunk');
-  for (const k of keys(plan.freed)) if (!was.has(k) || live.has(k)) problems.push('a verified freed chunk was not live before the batch, or still is');
+  for (const k of filled) if (!live.has(k)) problems.push('a filled span is not live');
+  for (const k of keys(plan.verify)) if (!live.has(k)) problems.push('a swept span is not live');
+  for (let e = 0; e < plan.op.length; e += OP_U32S) if (!filled.has(key(plan.op, e))) problems.push('an op writes an unfilled span');
+  for (const k of keys(plan.freed)) if (!was.has(k) || live.has(k)) problems.push('a verified freed span was not live before the batch, or still is');
   return problems;
 }
 
-/** The kernels on the CPU (as shaders/*.wgsl): words of `arenaWords`, each plan run in the GPU's order. */
+/**
+ * The kernels on the CPU, as shaders/*.wgsl run them: words of `arenaWords`, each plan run in the
+ * GPU's order, each table through its workgroup shares (work-groups.ts) and each share's part of its
+ * spans (arena.wgsl's `part` and `partInput`), so a share cut wrong leaves words unwritten or unread.
+ */
 class CpuArena {
   readonly words: Uint32Array;
   mismatches = 0;
@@ -102,25 +106,52 @@ class CpuArena {
 
   run(plan: BatchPlan): void {
     this.verify(plan.freed);
-    for (let c = 0; c < plan.fill.length; c += CHUNK_U32S) this.write(plan.fill, c);
-    for (let e = 0; e < plan.op.length; e += OP_U32S) {
-      this.check(plan.op, e + CHUNK_U32S, Math.min(plan.op[e + 1]!, plan.op[e + CHUNK_U32S + 1]!));
-      this.write(plan.op, e);
-    }
+    this.shares(plan.fill, SPAN_U32S, (e, g) => this.write(part(plan.fill, e, g)));
+    this.shares(plan.op, OP_U32S, (e, g) => {
+      const output = part(plan.op, e, g);
+      const input = partInput(plan.op, e + SPAN_U32S, g);
+      this.check({ ...input, count: Math.min(input.count, output.count) });
+      this.write(output);
+    });
     this.verify(plan.verify);
   }
 
   private verify(table: Uint32Array): void {
-    for (let c = 0; c < table.length; c += CHUNK_U32S) this.check(table, c, table[c + 1]!);
+    this.shares(table, SPAN_U32S, (e, g) => this.check(part(table, e, g)));
   }
 
-  private check(t: Uint32Array, c: number, count: number): void {
-    for (let i = 0; i < count; i++) if (this.words[t[c]! + i] !== pattern(t[c + 2]!, t[c + 3]! + i)) this.mismatches++;
+  /** Calls `each` with every entry's offset in `table` and the share that holds it, share by share. */
+  private shares(table: Uint32Array, stride: number, each: (entry: number, group: Uint32Array) => void): void {
+    const groups = workGroups(table, stride);
+    for (let g = 0; g < groups.length; g += GROUP_U32S) {
+      const group = groups.subarray(g, g + GROUP_U32S);
+      for (let k = group[0]!; k < group[0]! + group[1]!; k++) each(k * stride, group);
+    }
   }
 
-  private write(t: Uint32Array, c: number): void {
-    for (let i = 0; i < t[c + 1]!; i++) this.words[t[c]! + i] = pattern(t[c + 2]!, t[c + 3]! + i);
+  private check(s: Span): void {
+    for (let i = 0; i < s.count; i++) if (this.words[s.start + i] !== pattern(s.tag, s.first + i)) this.mismatches++;
   }
+
+  private write(s: Span): void {
+    for (let i = 0; i < s.count; i++) this.words[s.start + i] = pattern(s.tag, s.first + i);
+  }
+}
+
+interface Span { start: number; count: number; tag: number; first: number }
+
+/** arena.wgsl's `part`: the words of the span at `at` that share `g` handles. */
+function part(t: Uint32Array, at: number, g: Uint32Array): Span {
+  const s = { start: t[at]!, count: t[at + 1]!, tag: t[at + 2]!, first: t[at + 3]! };
+  return g[1] !== 1 ? s : { start: s.start + g[2]!, count: g[3]!, tag: s.tag, first: s.first + g[2]! };
+}
+
+/** arena.wgsl's `partInput`: the input words the op reads for that part of its output. */
+function partInput(t: Uint32Array, at: number, g: Uint32Array): Span {
+  const s = { start: t[at]!, count: t[at + 1]!, tag: t[at + 2]!, first: t[at + 3]! };
+  if (g[1] !== 1) return s;
+  const skip = Math.min(g[2]!, s.count);
+  return { start: s.start + skip, count: s.count - skip, tag: s.tag, first: s.first + skip };
 }
 
 /** shaders/arena.wgsl's pattern. */
@@ -141,17 +172,18 @@ describe('arena layout', () => {
     expect(scaled.wordAt(80 * GiB)).toBe((64 * MiB) / 4);
   });
 
-  test('a block over discontiguous frames gets one chunk run per piece, words in order', () => {
+  test('a block over discontiguous frames gets one span per run of adjacent frames, words in order', () => {
     const layout = new ArenaLayout(GiB / 4, GiB);
-    const chunks = blockChunks(layout, Int32Array.from([5, 6, 2]), 0, 3 * FRAME_BYTES, 7);
-    const r = ranges(chunks);
-    // Frames 5 and 6 merge into one 4 MiB run; frame 2 is another.
+    const spans = blockSpans(layout, Int32Array.from([5, 6, 2]), 0, 3 * FRAME_BYTES, 7);
+    const r = ranges(spans);
+    // Frames 5 and 6 merge into one 4 MiB span; frame 2 is another.
+    expect(r.map((x) => x.end - x.start)).toEqual([(2 * FRAME_BYTES) / 4, FRAME_BYTES / 4]);
     expect(r[0]!.start).toBe((5 * FRAME_BYTES) / 4);
     expect(r.at(-1)!.end).toBe((3 * FRAME_BYTES) / 4);
     let first = 0;
-    for (let c = 0; c < chunks.length; c += CHUNK_U32S) {
-      expect(chunks[c + 3]).toBe(first);
-      first += chunks[c + 1]!;
+    for (let c = 0; c < spans.length; c += SPAN_U32S) {
+      expect(spans[c + 3]).toBe(first);
+      first += spans[c + 1]!;
     }
     expect(first).toBe((3 * FRAME_BYTES) / 4);
   });
@@ -167,21 +199,34 @@ describe('arena layout', () => {
   });
 });
 
-test('work groups cover the table in order, each at most CHUNK_WORDS words unless one entry', () => {
-  const run = new StressRun(randomStream(21, 3000), { config: DEFAULT_CONFIG, deviceBytes: 80 * GiB, arenaWords: (64 * MiB) / 4 });
-  const plan = run.step(3000);
-  const groups = workGroups(plan.verify, CHUNK_U32S);
-  let next = 0;
-  for (let g = 0; g < groups.length; g += 2) {
-    expect(groups[g]).toBe(next);
-    let words = 0;
-    for (let e = groups[g]!; e < groups[g]! + groups[g + 1]!; e++) words += plan.verify[e * CHUNK_U32S + 1]!;
-    if (groups[g + 1]! > 1) expect(words).toBeLessThanOrEqual(CHUNK_WORDS);
-    next += groups[g + 1]!;
+test('work groups cover every word of the table once, in order, at most GROUP_WORDS words a group unless one whole span', () => {
+  for (const [arenaBytes, deviceBytes] of [[(64 * MiB) / 4, 80 * GiB], [GiB, 8 * GiB]] as const) {
+    const run = new StressRun(randomStream(21, 3000), { config: DEFAULT_CONFIG, deviceBytes, arenaWords: arenaBytes / 4 });
+    const plan = run.step(3000);
+    const table = plan.verify;
+    const groups = workGroups(table, SPAN_U32S);
+    // The next word expected: entry `next`, word `offset` of it.
+    let [next, offset] = [0, 0];
+    let split = 0;
+    for (let g = 0; g < groups.length; g += GROUP_U32S) {
+      const [first, count, from, words] = groups.subarray(g, g + GROUP_U32S);
+      expect([first, from]).toEqual([next, offset]);
+      if (count === 1) {
+        const spanWords = table[first! * SPAN_U32S + 1]!;
+        expect(words).toBeLessThanOrEqual(Math.max(GROUP_WORDS, from === 0 ? spanWords : 0));
+        if (words! < spanWords) split++;
+        [next, offset] = from! + words! === spanWords ? [first! + 1, 0] : [first!, from! + words!];
+      } else {
+        let sum = 0;
+        for (let e = first!; e < first! + count!; e++) sum += table[e * SPAN_U32S + 1]!;
+        expect(sum).toBeLessThanOrEqual(GROUP_WORDS);
+        [next, offset] = [first! + count!, 0];
+      }
+    }
+    expect([next, offset]).toEqual([table.length / SPAN_U32S, 0]);
+    if (arenaBytes < GiB) expect(groups.length / GROUP_U32S).toBeLessThan(table.length / SPAN_U32S); // tiny blocks share workgroups
+    else expect(split).toBeGreaterThan(0); // big ones are spread over several
   }
-  expect(next).toBe(plan.verify.length / CHUNK_U32S);
-  // Tiny blocks share workgroups.
-  expect(groups.length / 2).toBeLessThan(plan.verify.length / CHUNK_U32S);
 });
 
 describe('stress run', () => {
@@ -193,10 +238,10 @@ describe('stress run', () => {
       fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 20, max: 300 }), (seed, batch) => {
         const run = new StressRun(randomStream(seed, 600), { config: DEFAULT_CONFIG, deviceBytes, arenaWords: arenaBytes / 4 });
         const problems: string[] = [];
-        let live = run.liveChunks();
+        let live = run.liveSpans();
         while (!run.done) {
           const plan = run.step(batch);
-          const after = run.liveChunks();
+          const after = run.liveSpans();
           problems.push(...planProblems(plan, live, after, arenaBytes / 4));
           live = after;
         }
@@ -213,10 +258,10 @@ describe('stress run', () => {
         const config = parseAllocConf('expandable_segments:True').config;
         const run = new StressRun(randomStream(seed, 1500), { config, deviceBytes, arenaWords: (64 * MiB) / 4 });
         const problems: string[] = [];
-        let live = run.liveChunks();
+        let live = run.liveSpans();
         while (!run.done) {
           const plan = run.step(50);
-          const after = run.liveChunks();
+          const after = run.liveSpans();
           problems.push(...planProblems(plan, live, after, (64 * MiB) / 4));
           live = after;
           // Every mapped byte holds frames, and no more.
@@ -254,7 +299,7 @@ describe('stress run', () => {
     let seen = 0;
     while (!run.done) {
       run.step(50);
-      seen += overlaps(run.liveChunks());
+      seen += overlaps(run.liveSpans());
     }
     expect(seen).toBeGreaterThan(0);
   });
@@ -271,7 +316,7 @@ describe('stress run', () => {
         let overlapped = 0;
         while (!run.done) {
           arena.run(run.step(batch));
-          overlapped += overlaps(run.liveChunks());
+          overlapped += overlaps(run.liveSpans());
         }
         arena.run(run.closing());
         // A block laid over a live one leaves words the other cannot explain, found at its free,
@@ -288,13 +333,13 @@ describe('stress run', () => {
     fc.assert(
       fc.property(fc.integer({ min: 1, max: 2 ** 31 }), fc.integer({ min: 5, max: 200 }), (seed, batch) => {
         const run = new StressRun(randomStream(seed, 1500), { config: DEFAULT_CONFIG, deviceBytes: 8 * GiB, arenaWords: GiB / 4 });
-        /** Batches since each live chunk was written or last swept. */
+        /** Batches since each live span was written or last swept. */
         const unswept = new Map<string, number>();
         let worst = 0;
-        let live = keys(run.liveChunks());
+        let live = keys(run.liveSpans());
         while (!run.done) {
           const plan = run.step(batch);
-          const now = keys(run.liveChunks());
+          const now = keys(run.liveSpans());
           const freed = keys(plan.freed);
           const filled = keys(plan.fill);
           for (const k of live) if (!now.has(k)) expect(freed.has(k)).toBe(true);
@@ -322,7 +367,7 @@ describe('stress run', () => {
     });
     const run = new StressRun(stream, { config: DEFAULT_CONFIG, deviceBytes: 8 * GiB, arenaWords: GiB / 4 });
     const plan = run.step(1);
-    expect([...plan.fill]).toEqual([...run.liveChunks()]);
+    expect([...plan.fill]).toEqual([...run.liveSpans()]);
     expect(run.closing().verifyBlocks).toBe(2);
   });
 
@@ -337,7 +382,7 @@ describe('stress run', () => {
           swept += withoutBlanks(kept.step(batch).verify).length;
           fresh.step(batch);
           // fresh lays out every live block anew; kept's table, blanks aside, must equal it.
-          expect(withoutBlanks(kept.closing().verify)).toEqual([...fresh.liveChunks()]);
+          expect(withoutBlanks(kept.closing().verify)).toEqual([...fresh.liveSpans()]);
           expect(kept.closing().verifyBlocks).toBe(kept.liveBlocks);
         }
         expect(swept).toBeGreaterThan(0);

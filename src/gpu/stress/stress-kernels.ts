@@ -1,15 +1,11 @@
-// Runs batch plans on the GPU: verify, fill, op (touch) and verify again over chunk tables, and the plain
+// Runs batch plans on the GPU: verify, fill, op (touch) and verify again over span tables, and the plain
 // streaming kernels the benchmark compares them with. One instance per device and arena buffer.
-import { CHUNK_U32S, CHUNK_WORDS } from './block-chunks';
+import { SPAN_U32S } from './block-spans';
 import { SHADERS, type KernelName } from './shader-sources';
-import { workGroups } from './work-groups';
+import { GROUP_U32S, GROUP_WORDS, workGroupsRoom, writeWorkGroups } from './work-groups';
 import { OP_U32S, type BatchPlan } from './stress-run';
 
 type TableKernel = 'fill' | 'touch' | 'verify';
-/** The tables a batch uploads, in the order its dispatches run: `freed` goes through verify. */
-type PlanTable = 'freed' | 'fill' | 'touch' | 'verify';
-const PLAN_ORDER: readonly PlanTable[] = ['freed', 'fill', 'touch', 'verify'];
-const PIPELINE: Record<PlanTable, TableKernel> = { freed: 'verify', fill: 'fill', touch: 'touch', verify: 'verify' };
 
 /** Per-dimension workgroup limit of WebGPU's defaults. */
 const MAX_GROUPS_X = 65535;
@@ -27,7 +23,16 @@ export const SUBMISSIONS_IN_FLIGHT = 3;
  */
 export const BATCHES_PER_SUBMIT = 16;
 
-/** Bytes between the batches' parameters in the uniform buffer (WebGPU's default offset alignment). */
+/**
+ * A submission's dispatches, each at a fixed slot (its parameters' place in the uniform buffer, and
+ * its bind group, kept while the buffers stay): slot 0 verifies batch 0's freed blocks; then each
+ * batch b has fill, touch, and one verify of its sweep's share followed by batch b + 1's freed
+ * blocks (two reads in a row, one dispatch; WebGPU calls cost microseconds each under Dawn).
+ */
+const SLOTS = 1 + 3 * BATCHES_PER_SUBMIT;
+const SLOT_KERNELS: readonly TableKernel[] = Array.from({ length: SLOTS }, (_, i) => (i === 0 ? 'verify' : (['fill', 'touch', 'verify'] as const)[(i - 1) % 3]!));
+
+/** Bytes between the dispatches' parameters in the uniform buffer (WebGPU's default offset alignment). */
 const PARAMS_STRIDE = 256;
 
 export interface BatchResult {
@@ -37,72 +42,103 @@ export interface BatchResult {
   opMismatches: number;
 }
 
-/** Uploads `data` into `current`, or into a new buffer when it does not fit (destroying the old one). */
-function upload(device: GPUDevice, current: GPUBuffer | null, data: Uint32Array<ArrayBuffer>, usage: number): GPUBuffer {
-  let buffer = current;
-  if (!buffer || buffer.size < data.byteLength) {
-    buffer?.destroy();
-    buffer = device.createBuffer({ size: Math.max(16, data.byteLength, (buffer?.size ?? 0) * 2), usage: usage | GPUBufferUsage.COPY_DST });
+/** A growable u32 array, reused from submission to submission (writeBuffer copies what it is given). */
+class Staging {
+  data = new Uint32Array(1024);
+  length = 0;
+
+  /** Makes room for `n` more u32s; returns the array to write them into. */
+  room(n: number): Uint32Array {
+    if (this.length + n > this.data.length) {
+      const grown = new Uint32Array(2 * (this.length + n));
+      grown.set(this.data.subarray(0, this.length));
+      this.data = grown;
+    }
+    return this.data;
   }
-  if (data.byteLength > 0) device.queue.writeBuffer(buffer, 0, data);
-  return buffer;
+
+  append(table: Uint32Array): void {
+    this.room(table.length).set(table, this.length);
+    this.length += table.length;
+  }
 }
 
 /**
- * One kernel's tables for the batches of a submission, end to end in one buffer, with their
- * workgroup shares in another; batch i's dispatch reads its shares' range from parameter slot i
- * (its own bind group), so one upload serves every batch of the submission.
+ * The tables of a submission: every verify and fill table in one buffer of spans, the op tables in
+ * one of op entries, their workgroup shares in a third, and each dispatch's share count and first
+ * share in its slot of the uniform buffer: four uploads a submission, whatever it holds.
  */
-class Table {
-  entries: GPUBuffer | null = null;
+class SubmissionTables {
+  spans: GPUBuffer | null = null;
+  ops: GPUBuffer | null = null;
   groups: GPUBuffer | null = null;
   readonly params: GPUBuffer;
-  /** Per parameter slot (null: to make, after a buffer was replaced). */
-  bindGroups: (GPUBindGroup | null)[] = [];
-  private readonly slots = new Uint32Array((BATCHES_PER_SUBMIT * PARAMS_STRIDE) / 4);
+  /** Per slot (null: to make, after a buffer was replaced). */
+  readonly bindGroups: (GPUBindGroup | null)[] = new Array<GPUBindGroup | null>(SLOTS).fill(null);
+  /** Per slot, the workgroup shares staged for it (0: no dispatch). */
+  readonly counts = new Uint32Array(SLOTS);
+  private readonly staged = { spans: new Staging(), ops: new Staging(), groups: new Staging() };
+  private readonly slots = new Uint32Array((SLOTS * PARAMS_STRIDE) / 4);
 
   constructor(private readonly device: GPUDevice) {
-    this.params = device.createBuffer({ size: BATCHES_PER_SUBMIT * PARAMS_STRIDE, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
+    this.params = device.createBuffer({ size: SLOTS * PARAMS_STRIDE, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
   }
 
-  /** Uploads one table per batch (`stride` u32s an entry); returns each batch's workgroup count. */
-  upload(tables: readonly Uint32Array[], stride: number): number[] {
-    let length = 0;
-    for (const t of tables) length += t.length;
-    const all = new Uint32Array(length);
-    const shares: Uint32Array[] = [];
-    const counts: number[] = [];
-    let at = 0;
-    let base = 0;
-    for (let b = 0; b < tables.length; b++) {
-      const t = tables[b]!;
-      all.set(t, at);
-      // Shares count entries from their own table's start: move them to where it lies in `all`.
-      const s = workGroups(t, stride);
-      for (let i = 0; i < s.length; i += 2) s[i]! += at / stride;
-      shares.push(s);
-      counts.push(s.length / 2);
-      this.slots[(b * PARAMS_STRIDE) / 4] = s.length / 2;
-      this.slots[(b * PARAMS_STRIDE) / 4 + 1] = base;
-      base += s.length / 2;
-      at += t.length;
+  clear(): void {
+    this.staged.spans.length = 0;
+    this.staged.ops.length = 0;
+    this.staged.groups.length = 0;
+    this.counts.fill(0);
+  }
+
+  /** Stages `tables`, end to end, as slot `slot`'s dispatch. */
+  stage(slot: number, ...tables: (Uint32Array | undefined)[]): void {
+    const touch = SLOT_KERNELS[slot] === 'touch';
+    const entries = touch ? this.staged.ops : this.staged.spans;
+    const stride = touch ? OP_U32S : SPAN_U32S;
+    const groups = this.staged.groups;
+    const firstGroup = groups.length / GROUP_U32S;
+    for (const table of tables) {
+      if (!table || table.length === 0) continue;
+      const out = groups.room(workGroupsRoom(table, stride));
+      groups.length = writeWorkGroups(table, stride, entries.length / stride, out, groups.length);
+      entries.append(table);
     }
-    const groups = new Uint32Array(2 * base);
-    for (let b = 0, g = 0; b < shares.length; g += shares[b]!.length, b++) groups.set(shares[b]!, g);
-    const entries = upload(this.device, this.entries, all, GPUBufferUsage.STORAGE);
-    const shareBuffer = upload(this.device, this.groups, groups, GPUBufferUsage.STORAGE);
+    const count = groups.length / GROUP_U32S - firstGroup;
+    this.counts[slot] = count;
+    this.slots[(slot * PARAMS_STRIDE) / 4] = count;
+    this.slots[(slot * PARAMS_STRIDE) / 4 + 1] = firstGroup;
+  }
+
+  /** Uploads what is staged (queued behind the work already submitted). */
+  upload(): void {
+    const { spans, ops, groups } = this.staged;
+    const spanBuffer = this.put(this.spans, spans);
+    const opBuffer = this.put(this.ops, ops);
+    const groupBuffer = this.put(this.groups, groups);
     // New buffers need new bind groups.
-    if (entries !== this.entries || shareBuffer !== this.groups) this.bindGroups = [];
-    this.entries = entries;
-    this.groups = shareBuffer;
-    this.device.queue.writeBuffer(this.params, 0, this.slots, 0, (tables.length * PARAMS_STRIDE) / 4);
-    return counts;
+    if (spanBuffer !== this.spans || opBuffer !== this.ops || groupBuffer !== this.groups) this.bindGroups.fill(null);
+    [this.spans, this.ops, this.groups] = [spanBuffer, opBuffer, groupBuffer];
+    this.device.queue.writeBuffer(this.params, 0, this.slots);
   }
 
   destroy(): void {
-    this.entries?.destroy();
+    this.spans?.destroy();
+    this.ops?.destroy();
     this.groups?.destroy();
     this.params.destroy();
+  }
+
+  /** Uploads `data` into `current`, or into a new buffer when it does not fit (destroying the old one). */
+  private put(current: GPUBuffer | null, data: Staging): GPUBuffer {
+    let buffer = current;
+    const bytes = data.length * 4;
+    if (!buffer || buffer.size < bytes) {
+      buffer?.destroy();
+      buffer = this.device.createBuffer({ size: Math.max(16, bytes, (buffer?.size ?? 0) * 2), usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+    }
+    if (bytes > 0) this.device.queue.writeBuffer(buffer, 0, data.data, 0, data.length);
+    return buffer;
   }
 }
 
@@ -113,7 +149,7 @@ export class StressKernels {
   /** Per readback buffer, its batch's counts being read (the buffer is free again once they are). */
   private readonly reading: Promise<unknown>[];
   private nextReadback = 0;
-  private readonly tables: Record<PlanTable, Table>;
+  private readonly tables: SubmissionTables;
   readonly arenaWords: number;
   /** Submissions in call order (each may wait for a readback buffer). */
   private queue: Promise<unknown> = Promise.resolve();
@@ -130,7 +166,7 @@ export class StressKernels {
         compute: {
           module: device.createShaderModule({ label: name, code: SHADERS[name] }),
           entryPoint: 'main',
-          ...(name.startsWith('stream') ? { constants: { CHUNK_WORDS } } : {}),
+          ...(name.startsWith('stream') ? { constants: { GROUP_WORDS } } : {}),
         },
       });
     this.pipelines = {
@@ -147,7 +183,7 @@ export class StressKernels {
     });
     this.readbacks = Array.from({ length: SUBMISSIONS_IN_FLIGHT }, () => device.createBuffer({ size: 16, usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST }));
     this.reading = this.readbacks.map(() => Promise.resolve());
-    this.tables = { freed: new Table(device), fill: new Table(device), touch: new Table(device), verify: new Table(device) };
+    this.tables = new SubmissionTables(device);
   }
 
   /**
@@ -163,17 +199,22 @@ export class StressKernels {
       this.nextReadback = (k + 1) % SUBMISSIONS_IN_FLIGHT;
       await this.reading[k];
       const readback = this.readbacks[k]!;
-      const groups = {
-        freed: this.upload('freed', plans.map((p) => p.freed)),
-        fill: this.upload('fill', plans.map((p) => p.fill)),
-        touch: this.upload('touch', plans.map((p) => p.op)),
-        verify: this.upload('verify', plans.map((p) => p.verify)),
-      };
+      const tables = this.tables;
+      tables.clear();
+      tables.stage(0, plans[0]!.freed);
+      for (let b = 0; b < plans.length; b++) {
+        const plan = plans[b]!;
+        tables.stage(1 + 3 * b, plan.fill);
+        tables.stage(2 + 3 * b, plan.op);
+        tables.stage(3 + 3 * b, plan.verify, plans[b + 1]?.freed);
+      }
+      tables.upload();
       const encoder = this.device.createCommandEncoder({ label: 'batches' });
       encoder.clearBuffer(this.counterBuffer);
       // One pass: WebGPU orders the dispatches' storage accesses within it as across passes.
       const pass = encoder.beginComputePass({ label: 'batches' });
-      for (let b = 0; b < plans.length; b++) for (const t of PLAN_ORDER) this.encodeTable(pass, t, b, groups[t][b]!);
+      let last: GPUComputePipeline | null = null;
+      for (let slot = 0; slot <= 3 * plans.length; slot++) last = this.encodeSlot(pass, slot, last);
       pass.end();
       encoder.copyBufferToBuffer(this.counterBuffer, 0, readback, 0, 16);
       this.device.queue.submit([encoder.finish()]);
@@ -187,10 +228,14 @@ export class StressKernels {
 
   /** One kernel over a table, `repeat` times, in one submission (for benchmarks). */
   submitKernel(name: TableKernel, table: Uint32Array<ArrayBuffer>, repeat: number): Promise<undefined> {
-    const [groups] = this.upload(name, [table]);
+    const slot = SLOT_KERNELS.indexOf(name);
+    this.tables.clear();
+    this.tables.stage(slot, table);
+    this.tables.upload();
     const encoder = this.device.createCommandEncoder({ label: name });
     const pass = encoder.beginComputePass({ label: name });
-    for (let r = 0; r < repeat; r++) this.encodeTable(pass, name, 0, groups!);
+    let last: GPUComputePipeline | null = null;
+    for (let r = 0; r < repeat; r++) last = this.encodeSlot(pass, slot, last);
     pass.end();
     this.device.queue.submit([encoder.finish()]);
     return this.device.queue.onSubmittedWorkDone();
@@ -200,7 +245,7 @@ export class StressKernels {
    * times, in one submission. */
   submitStream(name: 'streamWrite' | 'streamRead' | 'streamCopy', repeat: number): Promise<undefined> {
     const words = name === 'streamCopy' ? Math.floor(this.arenaWords / 2) : this.arenaWords;
-    const groups = Math.ceil(words / CHUNK_WORDS);
+    const groups = Math.ceil(words / GROUP_WORDS);
     const pipeline = this.pipelines[name];
     const params = this.device.createBuffer({ size: 16, usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST });
     this.device.queue.writeBuffer(params, 0, new Uint32Array([groups, 0, 0, 0]));
@@ -237,36 +282,34 @@ export class StressKernels {
   }
 
   destroy(): void {
-    for (const t of Object.values(this.tables)) t.destroy();
+    this.tables.destroy();
     this.counterBuffer.destroy();
     for (const b of this.readbacks) b.destroy();
   }
 
-  /** Uploads a table's batches; returns each one's workgroups to dispatch. */
-  private upload(name: PlanTable, tables: readonly Uint32Array[]): number[] {
-    return this.tables[name].upload(tables, name === 'touch' ? OP_U32S : CHUNK_U32S);
-  }
-
-  /** Dispatches batch `slot`'s share of a table. */
-  private encodeTable(pass: GPUComputePassEncoder, name: PlanTable, slot: number, groups: number): void {
-    if (groups === 0) return;
-    const table = this.tables[name];
-    const pipeline = this.pipelines[PIPELINE[name]];
-    let bindGroup = table.bindGroups[slot];
+  /** Dispatches slot `slot`'s staged shares, if any; returns the pipeline set now (`last`: the one set before). */
+  private encodeSlot(pass: GPUComputePassEncoder, slot: number, last: GPUComputePipeline | null): GPUComputePipeline | null {
+    const tables = this.tables;
+    const groups = tables.counts[slot]!;
+    if (groups === 0) return last;
+    const kernel = SLOT_KERNELS[slot]!;
+    const pipeline = this.pipelines[kernel];
+    let bindGroup = tables.bindGroups[slot];
     if (!bindGroup) {
       const bindings: GPUBindGroupEntry[] = [
         { binding: 0, resource: { buffer: this.arena } },
-        { binding: 1, resource: { buffer: table.entries! } },
-        { binding: 2, resource: { buffer: table.params, offset: slot * PARAMS_STRIDE, size: 16 } },
-        { binding: 4, resource: { buffer: table.groups! } },
+        { binding: 1, resource: { buffer: kernel === 'touch' ? tables.ops! : tables.spans! } },
+        { binding: 2, resource: { buffer: tables.params, offset: slot * PARAMS_STRIDE, size: 16 } },
+        { binding: 4, resource: { buffer: tables.groups! } },
       ];
-      if (name !== 'fill') bindings.push({ binding: 3, resource: { buffer: this.counterBuffer } });
+      if (kernel !== 'fill') bindings.push({ binding: 3, resource: { buffer: this.counterBuffer } });
       bindGroup = this.device.createBindGroup({ layout: pipeline.getBindGroupLayout(0), entries: bindings });
-      table.bindGroups[slot] = bindGroup;
+      tables.bindGroups[slot] = bindGroup;
     }
-    pass.setPipeline(pipeline);
+    if (pipeline !== last) pass.setPipeline(pipeline);
     pass.setBindGroup(0, bindGroup);
     dispatch(pass, groups);
+    return pipeline;
   }
 }
 

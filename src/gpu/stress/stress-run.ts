@@ -12,12 +12,12 @@ import { driverPlacementFor } from '../../allocator/placement/driver-placement';
 import { adoptInitialState } from '../../trace/replay/initial-state';
 import { RequestKind, type RequestStream } from '../../trace/stream/request-stream';
 import { ArenaLayout } from './arena-layout';
-import { blockChunks, CHUNK_U32S, NO_CHUNKS } from './block-chunks';
+import { blockSpans, SPAN_U32S, NO_SPANS } from './block-spans';
 import { FramedPlacement } from '../../allocator/placement/framed-placement';
 import { PhysicalFrames } from '../../allocator/placement/physical-frames';
 import { VerifyTable } from './verify-table';
 
-/** u32s per op entry: output chunk (start, count, tag, first), then the input chunk it reads. */
+/** u32s per op entry: output span (start, count, tag, first), then the input span it reads. */
 export const OP_U32S = 8;
 
 export interface StressRunOptions {
@@ -33,22 +33,22 @@ export interface StressRunOptions {
 
 /** The GPU work for one batch of requests, in the order the GPU runs it. */
 export interface BatchPlan {
-  /** Chunks of the blocks the batch freed that earlier batches filled: verified before any fill. */
+  /** Spans of the blocks the batch freed that earlier batches filled: verified before any fill. */
   freed: Uint32Array<ArrayBuffer>;
-  /** Chunks of the blocks allocated in the batch and still live at its end. */
+  /** Spans of the blocks allocated in the batch and still live at its end. */
   fill: Uint32Array<ArrayBuffer>;
-  /** Op entries: each chunk of a new block, paired with a chunk of the block its op reads. */
+  /** Op entries: each span of a new block, paired with a span of the block its op reads. */
   op: Uint32Array<ArrayBuffer>;
-  /** Chunks of live blocks verified after the ops: the sweep's share, or every live block. */
+  /** Spans of live blocks verified after the ops: the sweep's share, or every live block. */
   verify: Uint32Array<ArrayBuffer>;
-  /** Blocks the plan verifies (freed ones, and those whose first chunk the sweep reads). */
+  /** Blocks the plan verifies (freed ones, and those whose first span the sweep reads). */
   verifyBlocks: number;
 }
 
 interface LiveBlock {
   block: Block;
-  chunks: readonly number[];
-  /** Where its chunks start in the verify table (-1: it has none). */
+  spans: readonly number[];
+  /** Where its spans start in the verify table (-1: it has none). */
   entry: number;
   /** The logical id of the block its op reads (-1: none); read by the batch that allocated it. */
   input: number;
@@ -113,7 +113,7 @@ export class StressRun {
   /** Live blocks too small to own a word of the arena at its scale. */
   get wordlessBlocks(): number {
     let n = 0;
-    for (const b of this.live.values()) if (b.chunks.length === 0) n++;
+    for (const b of this.live.values()) if (b.spans.length === 0) n++;
     return n;
   }
 
@@ -151,8 +151,8 @@ export class StressRun {
         // No block: its alloc failed in this run, so the program never got a tensor to free. A deferred
         // free (record_stream) completes at once here: the arena checks where blocks are, not when.
         if (!live) continue;
-        if (this.planning && freshIn[blockId] !== batch && live.chunks.length > 0) {
-          for (let c = 0; c < live.chunks.length; c++) freed.push(live.chunks[c]!);
+        if (this.planning && freshIn[blockId] !== batch && live.spans.length > 0) {
+          for (let c = 0; c < live.spans.length; c++) freed.push(live.spans[c]!);
           freedBlocks++;
         }
         this.allocator.free(live.block);
@@ -180,17 +180,17 @@ export class StressRun {
 
   /** Work that verifies every live block (where a run stops: nothing waits for a later sweep). */
   closing(): BatchPlan {
-    return { ...EMPTY_PLAN, verify: this.liveChunks(), verifyBlocks: this.live.size };
+    return { ...EMPTY_PLAN, verify: this.liveSpans(), verifyBlocks: this.live.size };
   }
 
   /** Work that rewrites every live block, e.g. into a new arena after a device loss. */
   rebuild(): BatchPlan {
-    const all = this.liveChunks();
+    const all = this.liveSpans();
     return { ...EMPTY_PLAN, fill: all, verify: all, verifyBlocks: this.live.size };
   }
 
-  /** Every live block's chunks, in the order they were allocated. */
-  liveChunks(): Uint32Array<ArrayBuffer> {
+  /** Every live block's spans, in the order they were allocated. */
+  liveSpans(): Uint32Array<ArrayBuffer> {
     this.compact();
     return this.verifyTable.entries();
   }
@@ -203,43 +203,43 @@ export class StressRun {
   private track(blockId: number, block: Block): LiveBlock {
     const tag = this.nextTag++ >>> 0;
     const victim = this.faultOverlap ? this.live.get(this.lastAllocated) : undefined;
-    const chunks = !this.planning ? NO_CHUNKS : victim ? overlapping(victim.chunks, tag) : this.chunksOf(block, tag);
-    const entry = chunks.length > 0 ? this.verifyTable.add(chunks) : -1;
-    const live: LiveBlock = { block, chunks, entry, input: -1 };
+    const spans = !this.planning ? NO_SPANS : victim ? overlapping(victim.spans, tag) : this.spansOf(block, tag);
+    const entry = spans.length > 0 ? this.verifyTable.add(spans) : -1;
+    const live: LiveBlock = { block, spans, entry, input: -1 };
     this.live.set(blockId, live);
     this.lastAllocated = blockId;
     return live;
   }
 
   private untrack(blockId: number): void {
-    const { chunks, entry } = this.live.get(blockId)!;
-    if (entry >= 0) this.verifyTable.remove(entry, chunks.length / CHUNK_U32S);
+    const { spans, entry } = this.live.get(blockId)!;
+    if (entry >= 0) this.verifyTable.remove(entry, spans.length / SPAN_U32S);
     this.live.delete(blockId);
   }
 
-  private chunksOf(block: Block, tag: number): readonly number[] {
+  private spansOf(block: Block, tag: number): readonly number[] {
     const segment = block.segment;
     const frames = this.placement.frames.framesOf(segment.addr);
-    if (!frames) return NO_CHUNKS;
-    return blockChunks(this.layout, frames, block.addr - segment.addr, block.size, tag);
+    if (!frames) return NO_SPANS;
+    return blockSpans(this.layout, frames, block.addr - segment.addr, block.size, tag);
   }
 
   private opEntries(blocks: readonly LiveBlock[]): Uint32Array<ArrayBuffer> {
     let n = 0;
-    for (const b of blocks) n += (b.chunks.length / CHUNK_U32S) * OP_U32S;
+    for (const b of blocks) n += (b.spans.length / SPAN_U32S) * OP_U32S;
     const out = new Uint32Array(n);
     let at = 0;
     for (const b of blocks) {
-      const outChunks = b.chunks;
+      const outSpans = b.spans;
       const from = b.input >= 0 ? this.live.get(b.input) : undefined;
-      const inChunks = from !== undefined && from !== b ? from.chunks : undefined;
-      const inCount = inChunks ? inChunks.length / CHUNK_U32S : 0;
-      for (let c = 0, k = 0; c < outChunks.length; c += CHUNK_U32S, k++) {
-        for (let u = 0; u < CHUNK_U32S; u++) out[at + u] = outChunks[c + u]!;
+      const inSpans = from !== undefined && from !== b ? from.spans : undefined;
+      const inCount = inSpans ? inSpans.length / SPAN_U32S : 0;
+      for (let c = 0, k = 0; c < outSpans.length; c += SPAN_U32S, k++) {
+        for (let u = 0; u < SPAN_U32S; u++) out[at + u] = outSpans[c + u]!;
         // A block with no input (or one too small for a word) is only written: its input stays zeros.
         if (inCount > 0) {
-          const j = (k % inCount) * CHUNK_U32S;
-          for (let u = 0; u < CHUNK_U32S; u++) out[at + CHUNK_U32S + u] = inChunks![j + u]!;
+          const j = (k % inCount) * SPAN_U32S;
+          for (let u = 0; u < SPAN_U32S; u++) out[at + SPAN_U32S + u] = inSpans![j + u]!;
         }
         at += OP_U32S;
       }
@@ -248,31 +248,31 @@ export class StressRun {
   }
 }
 
-/** The blocks' chunks, one after another. */
+/** The blocks' spans, one after another. */
 function concat(blocks: readonly LiveBlock[]): Uint32Array<ArrayBuffer> {
   let n = 0;
-  for (const b of blocks) n += b.chunks.length;
+  for (const b of blocks) n += b.spans.length;
   const out = new Uint32Array(n);
   let at = 0;
   for (const b of blocks) {
-    const chunks = b.chunks;
-    for (let i = 0; i < chunks.length; i++) out[at++] = chunks[i]!;
+    const spans = b.spans;
+    for (let i = 0; i < spans.length; i++) out[at++] = spans[i]!;
   }
   return out;
 }
 
 const EMPTY_PLAN: BatchPlan = { freed: new Uint32Array(0), fill: new Uint32Array(0), op: new Uint32Array(0), verify: new Uint32Array(0), verifyBlocks: 0 };
 
-/** Blocks whose first chunk a table holds (blank entries have no words). */
+/** Blocks whose first span a table holds (blank entries have no words). */
 function blockStarts(table: Uint32Array): number {
   let n = 0;
-  for (let c = 0; c < table.length; c += CHUNK_U32S) if (table[c + 3] === 0 && table[c + 1]! > 0) n++;
+  for (let c = 0; c < table.length; c += SPAN_U32S) if (table[c + 3] === 0 && table[c + 1]! > 0) n++;
   return n;
 }
 
 /** The fault: the victim's words, claimed under a new tag. */
 function overlapping(victim: readonly number[], tag: number): number[] {
-  const chunks = victim.slice();
-  for (let c = 2; c < chunks.length; c += CHUNK_U32S) chunks[c] = tag;
-  return chunks;
+  const spans = victim.slice();
+  for (let c = 2; c < spans.length; c += SPAN_U32S) spans[c] = tag;
+  return spans;
 }
