@@ -23,7 +23,7 @@ const common = {
 /** A script's text made safe inside <script>...</script>. */
 const inScript = (js) => js.replace(/<\/(script)/gi, '<\\/$1').replace(/<!--/g, '<\\!--');
 
-const WORKERS = { replay: 'src/worker/replay-worker.ts', hash: 'src/worker/hash-worker.ts', sweep: 'src/worker/sweep-worker.ts', digest: 'src/worker/digest-worker.ts' };
+const WORKERS = { replay: 'src/worker/replay-worker.ts', hash: 'src/worker/hash-worker.ts', sweep: 'src/worker/sweep-worker.ts', digest: 'src/worker/digest-worker.ts', planner: 'src/gpu/stress/planner-worker.ts' };
 const workers = {};
 for (const [kind, entry] of Object.entries(WORKERS)) {
   const out = await build({ ...common, entryPoints: [entry] });

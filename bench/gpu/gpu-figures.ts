@@ -8,7 +8,7 @@ import { SPAN_U32S } from '../../src/gpu/stress/block-spans';
 import { GpuArena } from '../../src/gpu/stress/gpu-arena';
 import { BATCHES_PER_SUBMIT } from '../../src/gpu/stress/stress-kernels';
 import { GpuSlot } from '../../src/gpu/gpu-slot';
-import { LiveRun } from '../../src/gpu/stress/live-run';
+import { LiveRun, type PlannerFactory } from '../../src/gpu/stress/live-run';
 import { OP_U32S, StressRun, type BatchPlan } from '../../src/gpu/stress/stress-run';
 import { transformerTraining } from '../../src/trace/stream/workloads';
 import { median } from '../median';
@@ -93,17 +93,19 @@ function peakTables(arenaWords: number): { spans: Uint32Array<ArrayBuffer>; ops:
 /** Runs per live-run figure (after a warm-up run). */
 const LIVE_RUNS = 5;
 
-async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number): Promise<{ requests: number; perSecond: number }> {
+async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number, makePlanner?: PlannerFactory): Promise<{ requests: number; perSecond: number }> {
   const stream = transformerTraining.generate({});
-  const run = await LiveRun.create(stream, { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, batch, gpu }, slot);
+  const run = await LiveRun.create(stream, { config: DEFAULT_CONFIG, deviceBytes: STRESS_DEVICE_BYTES, batch, gpu }, slot, makePlanner);
   const t0 = performance.now();
   await run.play();
   const seconds = (performance.now() - t0) / 1e3;
+  run.dispose();
   if (run.mismatches > 0) throw new Error(`the live run found ${run.mismatches} mismatches`);
   return { requests: stream.length, perSecond: stream.length / seconds };
 }
 
-export async function measureGpu(options: { arenaBytes?: number; repeat: number }): Promise<GpuFigures> {
+/** `makePlanner`: where a run with stress on steps its allocator (the page's: a worker); default, this thread. */
+export async function measureGpu(options: { arenaBytes?: number; repeat: number; makePlanner?: PlannerFactory }): Promise<GpuFigures> {
   const slot = new GpuSlot(options.arenaBytes);
   const arena = await slot.get();
   if (!arena) throw new Error(`no GPU: ${slot.unavailable}`);
@@ -128,13 +130,13 @@ export async function measureGpu(options: { arenaBytes?: number; repeat: number 
   for (const batch of [64, 16, 256]) {
     // Warmed up (the first run of each compiles the allocator and the planning), then the median
     // of LIVE_RUNS runs each, on and off alternated so that both see the machine alike.
-    await liveRunRate(true, slot, batch);
+    await liveRunRate(true, slot, batch, options.makePlanner);
     await liveRunRate(false, slot, batch);
     const on: number[] = [];
     const off: number[] = [];
     let requests = 0;
     for (let k = 0; k < LIVE_RUNS; k++) {
-      const a = await liveRunRate(true, slot, batch);
+      const a = await liveRunRate(true, slot, batch, options.makePlanner);
       on.push(a.perSecond);
       off.push((await liveRunRate(false, slot, batch)).perSecond);
       requests = a.requests;

@@ -10,6 +10,7 @@ import { GpuSlot } from '../gpu/gpu-slot';
 import { LiveRun, type LiveRunStatus } from '../gpu/stress/live-run';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { workloadById, WORKLOADS } from '../trace/stream/workloads';
+import { workerPlanner } from './planner-client';
 import { sourceStream, useSession } from './session-store';
 
 /** The stress run's source that is the page's own (the open snapshot or workload). */
@@ -130,6 +131,7 @@ async function startNow(request: StressRequest): Promise<LiveRun | null> {
     const old = run.status();
     earlier = { verifiedBlocks: earlier.verifiedBlocks + old.verifiedBlocks, mismatches: earlier.mismatches + old.mismatches };
     unsubscribe?.();
+    run.dispose();
   }
   // A new arena size replaces the arena (no run uses it now).
   slot.setArenaBytes(arenaBytes ?? undefined);
@@ -142,6 +144,7 @@ async function startNow(request: StressRequest): Promise<LiveRun | null> {
       gpu: request.gpu ?? true,
     },
     slot,
+    workerPlanner,
   );
   run.setFault(request.fault ?? false);
   unsubscribe = run.subscribe(publish);

@@ -1,7 +1,7 @@
 // The page's workers, made in one place: from Vite's worker chunks (the built page and the dev server),
 // or from the sources a self-contained report carries (splitscope report: a page opened from file://
 // can load no module chunk, but it can start a worker from a Blob of its own).
-export type WorkerKind = 'replay' | 'hash' | 'sweep' | 'digest';
+export type WorkerKind = 'replay' | 'hash' | 'sweep' | 'digest' | 'planner';
 
 declare global {
   // Set by the report's page before the app's script: each worker's whole source, bundled as one script.
@@ -27,5 +27,7 @@ export function startWorker(kind: WorkerKind): Worker {
       return new Worker(new URL('../worker/sweep-worker.ts', import.meta.url), { type: 'module' });
     case 'digest':
       return new Worker(new URL('../worker/digest-worker.ts', import.meta.url), { type: 'module' });
+    case 'planner':
+      return new Worker(new URL('../gpu/stress/planner-worker.ts', import.meta.url), { type: 'module' });
   }
 }

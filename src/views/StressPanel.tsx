@@ -91,10 +91,11 @@ export function StressPanel() {
             {status.position.toLocaleString()} / {status.total.toLocaleString()} in {status.batches.toLocaleString()}{' '}
             {status.batches === 1 ? 'batch' : 'batches'}
             {status.ooms > 0 && ` · ${status.ooms} OOMs`}
+            {status.adapter && ` · allocator and planning in ${status.planner}`}
           </dd>
           <dt>GPU</dt>
           <dd>
-            {status.adapter
+            {status.adapter && !status.gpuOff
               ? `${status.adapter} · arena ${formatSize(status.arenaBytes)}${status.scale > 1 ? ` (1 arena byte stands for ${Math.round(status.scale).toLocaleString()} device bytes)` : ' (1:1)'}`
               : (status.gpuOff ?? 'starting…')}
           </dd>

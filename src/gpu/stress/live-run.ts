@@ -3,15 +3,18 @@
 // ops and verifies the sweep's share of the live blocks, in queue order before the next batch's work
 // (stress-run.ts); where the run stops (paused, stepped, done) every live block is verified. While
 // playing, batches go to the GPU several to a submission, planned and submitted while the GPU runs
-// the last ones and their mismatch counts come back (a few in flight, stress-kernels.ts). It can be
-// paused, stepped and resumed. A lost device is replaced and the new arena rebuilt from the
-// allocator's state.
+// the last ones and their mismatch counts come back (a few in flight, stress-kernels.ts); the
+// allocator and the planning run in a planner (planner.ts), a worker on the page, which steps the next
+// batches while this thread submits the last ones. It can be paused, stepped and resumed. A lost
+// device is replaced and the new arena rebuilt from the allocator's state.
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import type { RequestStream } from '../../trace/stream/request-stream';
 import type { GpuArena } from './gpu-arena';
 import type { GpuSlot } from '../gpu-slot';
-import { StressRun, type BatchPlan } from './stress-run';
+import type { BatchPlan, StressRunOptions } from './stress-run';
+import { LocalPlanner, type Planned, type Planner, type PlannerState } from './planner';
+import { ArenaLayout } from './arena-layout';
 import { SUBMISSIONS_IN_FLIGHT, BATCHES_PER_SUBMIT } from './stress-kernels';
 import { WORD_BYTES } from './arena-layout';
 
@@ -49,10 +52,15 @@ export interface LiveRunStatus {
   verifiedBlocks: number;
   mismatches: number;
   deviceLosses: number;
+  /** Where the allocator and the planning run (see planner.ts). */
+  planner: string;
 }
 
+/** Makes the planner of a run with GPU stress on (default: LocalPlanner, in this thread). */
+export type PlannerFactory = (stream: RequestStream, options: StressRunOptions) => Planner;
+
 export class LiveRun {
-  readonly run: StressRun;
+  readonly layout: ArenaLayout;
   playing = false;
   batches = 0;
   verifiedBlocks = 0;
@@ -60,6 +68,14 @@ export class LiveRun {
   /** The arena the last batch ran on: a different one is blank and needs every live block rewritten. */
   private arenaSeen: GpuArena | null = null;
   private stepping: Promise<void> | null = null;
+  /** The allocator's state after the batches submitted so far (the planner may be ahead). */
+  private state: PlannerState;
+  /** Batches the planner is stepping ahead while the last ones go to the GPU, oldest first. */
+  private ahead: Promise<Planned>[] = [];
+  /** The request position a rebuild of the arena covered: batches planned up to it need no GPU work. */
+  private rebuiltAt = -1;
+  /** Why the planner stopped, if it did. */
+  private plannerError: string | null = null;
   /**
    * Batches the next submission carries. More share a submission's fixed cost (207 us on the H200,
    * against 40 us of allocator per batch), but a pause waits for everything in flight: so as many
@@ -78,23 +94,29 @@ export class LiveRun {
     readonly stream: RequestStream,
     private readonly options: LiveRunOptions,
     private readonly slot: GpuSlot,
+    private readonly planner: Planner,
+    first: Planned,
     arenaWords: number,
-    planned: boolean,
   ) {
-    this.run = new StressRun(stream, {
+    this.layout = new ArenaLayout(arenaWords, options.deviceBytes);
+    this.state = first.state;
+  }
+
+  /** `makePlanner` makes the planner when GPU stress is on (without it only the allocator runs, here). */
+  static async create(stream: RequestStream, options: LiveRunOptions, slot: GpuSlot, makePlanner?: PlannerFactory): Promise<LiveRun> {
+    const arena = options.gpu ? await slot.get() : null;
+    // Without a GPU only the allocator runs (the layout is nominal, 1:1).
+    const arenaWords = arena ? arena.bytes / WORD_BYTES : Math.ceil(options.deviceBytes / WORD_BYTES);
+    const runOptions: StressRunOptions = {
       config: options.config,
       deviceBytes: options.deviceBytes,
       ...(options.capacity ? { capacity: options.capacity } : {}),
       arenaWords,
-      plan: planned,
-    });
-  }
-
-  static async create(stream: RequestStream, options: LiveRunOptions, slot: GpuSlot): Promise<LiveRun> {
-    const arena = options.gpu ? await slot.get() : null;
-    // Without a GPU only the allocator runs (the layout is nominal, 1:1).
-    const words = arena ? arena.bytes / WORD_BYTES : Math.ceil(options.deviceBytes / WORD_BYTES);
-    return new LiveRun(stream, options, slot, words, arena !== null);
+      plan: arena !== null,
+    };
+    const planner = arena && makePlanner ? makePlanner(stream, runOptions) : new LocalPlanner(stream, runOptions);
+    // No batch: the state before the first request (blocks a mid-run trace starts with).
+    return new LiveRun(stream, options, slot, planner, await planner.step(0, options.batch), arenaWords);
   }
 
   subscribe(listener: () => void): () => void {
@@ -104,18 +126,18 @@ export class LiveRun {
 
   status(): LiveRunStatus {
     const arena = this.options.gpu ? this.slot.arena : null;
-    const layout = this.run.layout;
+    const layout = this.layout;
     return {
-      position: this.run.position,
+      position: this.state.position,
       total: this.stream.length,
       playing: this.playing,
       batches: this.batches,
-      ooms: this.run.ooms,
-      liveBlocks: this.run.liveBlocks,
-      wordlessBlocks: this.run.wordlessBlocks,
-      transientBlocks: this.run.transientBlocks,
+      ooms: this.state.ooms,
+      liveBlocks: this.state.liveBlocks,
+      wordlessBlocks: this.state.wordlessBlocks,
+      transientBlocks: this.state.transientBlocks,
       adapter: arena?.context.adapter ?? null,
-      gpuOff: this.options.gpu ? this.slot.unavailable : 'GPU stress is switched off.',
+      gpuOff: this.plannerError ?? (this.options.gpu ? this.slot.unavailable : 'GPU stress is switched off.'),
       arenaBytes: arena?.bytes ?? 0,
       maxArenaBytes: arena?.context.maxArenaBytes ?? 0,
       deviceBytes: this.options.deviceBytes,
@@ -123,6 +145,7 @@ export class LiveRun {
       verifiedBlocks: this.verifiedBlocks,
       mismatches: this.mismatches,
       deviceLosses: this.slot.losses,
+      planner: this.planner.where,
     };
   }
 
@@ -155,7 +178,12 @@ export class LiveRun {
   /** Verifies every live block (where a run stops, nothing waits for a later sweep) and waits for the counts. */
   private async close(): Promise<void> {
     await this.stepping;
-    if (this.options.gpu && this.batches > 0 && !this.stopped) await this.onGpu([this.run.closing()]);
+    // Batches stepped ahead are in the allocator already: their GPU work goes first.
+    while (this.ahead.length > 0 && !this.stopped) await this.submitSteps(0);
+    if (this.options.gpu && this.batches > 0 && !this.stopped && this.plannerError === null) {
+      const closing = await this.plan(() => this.planner.closing());
+      if (closing) await this.onGpu(closing.plans, Infinity);
+    }
     await this.settle();
   }
 
@@ -179,7 +207,7 @@ export class LiveRun {
 
   private async playLoop(): Promise<void> {
     let yielded = performance.now();
-    while (this.playing && !this.run.done) {
+    while (this.playing && !this.state.done && this.plannerError === null) {
       await this.submitSteps(this.perSubmit);
       // Let the page paint and take input every few ms, not after every batch: a yield costs
       // about 40 us, as much as the allocator's part of a 64-request batch.
@@ -190,7 +218,7 @@ export class LiveRun {
     }
     await this.close();
     // Paused, it stopped already (and may be playing again: that loop waits for this one).
-    if (this.run.done) this.playing = false;
+    if (this.state.done || this.plannerError !== null) this.playing = false;
     this.emit();
   }
 
@@ -205,32 +233,61 @@ export class LiveRun {
     this.pause();
   }
 
-  /** The test-only overlap fault (see StressRun.faultOverlap). */
+  /** The test-only overlap fault (see StressRun.faultOverlap); the planner takes it before any later step. */
   setFault(on: boolean): void {
-    this.run.faultOverlap = on;
+    void this.planner.setFault(on);
   }
 
+  /** Ends the planner (a replaced run's, once idle). */
+  dispose(): void {
+    this.planner.dispose();
+  }
+
+  /** Up to `batches` batches (those stepped ahead, if any), submitted to the GPU; while the run plays, the next ones are stepped meanwhile. */
   private async stepMany(batches: number): Promise<void> {
-    const plans: BatchPlan[] = [];
-    while (plans.length < batches && !this.run.done) {
-      plans.push(this.run.step(this.options.batch));
-      this.batches++;
-    }
-    if (plans.length === 0) return;
-    if (this.options.gpu) await this.onGpu(plans);
+    const planned = await this.plan(() => this.ahead.shift() ?? this.planner.step(batches, this.options.batch));
+    if (!planned) return;
+    // Two steps queued: the planner has the next one to do while an answer travels back.
+    while (this.playing && !planned.state.done && !this.stopped && this.ahead.length < STEPS_AHEAD) this.ahead.push(this.planner.step(this.perSubmit, this.options.batch));
+    this.state = planned.state;
+    this.batches += planned.plans.length;
+    if (planned.plans.length === 0) return;
+    if (this.options.gpu) await this.onGpu(planned.plans, planned.state.position);
     this.emit();
   }
 
-  private async onGpu(plans: BatchPlan[]): Promise<void> {
+  /** A planner's answer; null, with the run stopped and the reason kept, if the planner failed. */
+  private async plan(call: () => Promise<Planned>): Promise<Planned | null> {
+    try {
+      return await call();
+    } catch (e) {
+      this.plannerError = `The GPU stress planner stopped (${(e as Error).message ?? String(e)}): the run cannot go on.`;
+      this.ahead = [];
+      this.playing = false;
+      this.emit();
+      return null;
+    }
+  }
+
+  /** Submits `plans`, which leave the allocator at request `upTo` (their work is skipped where a rebuild covered it). */
+  private async onGpu(plans: BatchPlan[], upTo: number): Promise<void> {
+    if (upTo <= this.rebuiltAt) return;
     const arena = await this.slot.get();
     if (!arena) return;
-    if (arena.bytes / WORD_BYTES !== this.run.layout.arenaWords) {
+    if (arena.bytes / WORD_BYTES !== this.layout.arenaWords) {
       // A replacement device gave a different arena size: the layout is fixed per run, so stop GPU work.
       this.slot.unavailable = 'The GPU came back with a different arena size: GPU stress is off for this run.';
       return;
     }
-    // A new device (after a loss) starts blank: rewrite every live block first.
-    const work = this.arenaSeen !== null && arena !== this.arenaSeen ? [this.run.rebuild()] : plans;
+    // A new device (after a loss) starts blank: rewrite every live block, as the planner has them now
+    // (batches it stepped ahead included: their work is then skipped).
+    let work = plans;
+    if (this.arenaSeen !== null && arena !== this.arenaSeen) {
+      const rebuilt = await this.plan(() => this.planner.rebuild());
+      if (!rebuilt) return;
+      work = rebuilt.plans;
+      this.rebuiltAt = rebuilt.state.position;
+    }
     this.arenaSeen = arena;
     // A device lost mid-batch fails its submission or readback: replace the device (once, though the
     // batches after it fail too); the next batch on the new one rebuilds.
@@ -266,6 +323,9 @@ export class LiveRun {
     for (const l of this.listeners) l();
   }
 }
+
+/** Steps of batches the planner is asked for ahead of the GPU's submissions while a run plays. */
+const STEPS_AHEAD = 2;
 
 /** The most a pause should wait for the work in flight (see LiveRun.perSubmit). */
 const DRAIN_MS = 250;
