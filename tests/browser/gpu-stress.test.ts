@@ -81,7 +81,7 @@ test('the overlap fault makes verify find mismatches', async () => {
 });
 
 test('at 1:1, blocks of megabytes are spread over many workgroups: clean runs find no mismatch, the fault finds some', async () => {
-  // 1-4 MiB blocks on a 64 MiB device mirrored word for word: each block's span is 4 to 16 workgroup shares.
+  // 1-4 MiB blocks on a 64 MiB device mirrored word for word: each block's span is 16 to 64 workgroup shares.
   const request = { source: 'log-uniform', batch: 50, arenaBytes: 64 * 2 ** 20, deviceBytes: 64 * 2 ** 20, params: { minSize: 2 ** 20, maxSize: 4 * 2 ** 20, liveTarget: 10, events: 1500 } };
   const clean = await stress(request);
   expectGpu(clean);
