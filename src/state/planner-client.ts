@@ -76,6 +76,7 @@ export class WorkerPlanner implements Planner {
    */
   private call<T>(f: () => Promise<T>): Promise<T> {
     const answer = f();
+    answer.catch(() => undefined); // seen through the race below
     return Promise.race([this.opened.then(() => answer), this.worker.failed]);
   }
 

@@ -94,6 +94,34 @@ test('at 1:1, blocks of megabytes are spread over many workgroups: clean runs fi
   expect(faulty.mismatches).toBeGreaterThan(0);
 });
 
+test('pause, step and play: batches the planner stepped ahead reach the GPU before the pause, a step is one batch', async () => {
+  const panel = session.page.getByRole('region', { name: 'GPU stress' });
+  // "1,280 / 8,000 in 20 batches · ...": requests applied, of all, and batches.
+  const requests = async (): Promise<{ position: number; total: number; batches: number }> => {
+    const text = await panel.locator('dt:text-is("Requests") + dd').innerText();
+    const [, position, total, batches] = /([\d,]+) \/ ([\d,]+) in ([\d,]+)/.exec(text)!.map((s) => Number(s.replaceAll(',', '')));
+    return { position: position!, total: total!, batches: batches! };
+  };
+  const before = (await gpu()).mismatches; // counted since the page opened (the fault tests' included)
+  // Another workload than the last test's: choosing it starts it, playing, 64 requests a batch.
+  await panel.getByLabel('Workload').selectOption('kv-cache');
+  await expect.poll(async () => (await requests()).position, { timeout: 30_000 }).toBeGreaterThan(0);
+  await panel.getByRole('button', { name: 'Pause' }).click();
+  await session.page.evaluate('window.splitscope.ready()');
+  const paused = await requests();
+  expect(paused.position).toBeLessThan(paused.total);
+  // Every batch the planner applied is counted and went to the GPU: the position is the batches' requests.
+  expect(paused.position).toBe(paused.batches * 64);
+  expect((await gpu()).mismatches).toBe(before);
+  await panel.getByRole('button', { name: 'Step' }).click();
+  await session.page.evaluate('window.splitscope.ready()');
+  expect(await requests()).toEqual({ ...paused, position: paused.position + 64, batches: paused.batches + 1 });
+  await panel.getByRole('button', { name: 'Play' }).click();
+  await expect.poll(async () => (await requests()).position, { timeout: 120_000 }).toBe(paused.total);
+  await session.page.evaluate('window.splitscope.ready()');
+  expect((await gpu()).mismatches).toBe(before);
+});
+
 test('a lost device is replaced, the arena rebuilt from the allocator, and the run goes on clean', async () => {
   const running = stress({ source: 'kv-cache', batch: 100 });
   await session.page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`);

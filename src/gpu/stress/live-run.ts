@@ -14,9 +14,8 @@ import type { GpuArena } from './gpu-arena';
 import type { GpuSlot } from '../gpu-slot';
 import type { BatchPlan, StressRunOptions } from './stress-run';
 import { LocalPlanner, type Planned, type Planner, type PlannerState } from './planner';
-import { ArenaLayout } from './arena-layout';
+import { ArenaLayout, WORD_BYTES } from './arena-layout';
 import { SUBMISSIONS_IN_FLIGHT, BATCHES_PER_SUBMIT } from './stress-kernels';
-import { WORD_BYTES } from './arena-layout';
 
 export interface LiveRunOptions {
   config: AllocatorConfig;
@@ -77,8 +76,8 @@ export class LiveRun {
   /** Why the planner stopped, if it did. */
   private plannerError: string | null = null;
   /**
-   * Batches the next submission carries. More share a submission's fixed cost (207 us on the H200,
-   * against 40 us of allocator per batch), but a pause waits for everything in flight: so as many
+   * Batches the next submission carries. More share a submission's fixed cost (55 us on the H200,
+   * bench/results/h200-gpu.json), but a pause waits for everything in flight: so as many
    * as keep the submissions in flight under DRAIN_MS by their round trips (BATCHES_PER_SUBMIT on the
    * H200 under Dawn; one on SwiftShader, whose readbacks take 50-250 ms).
    */
@@ -248,7 +247,11 @@ export class LiveRun {
     const planned = await this.plan(() => this.ahead.shift() ?? this.planner.step(batches, this.options.batch));
     if (!planned) return;
     // Two steps queued: the planner has the next one to do while an answer travels back.
-    while (this.playing && !planned.state.done && !this.stopped && this.ahead.length < STEPS_AHEAD) this.ahead.push(this.planner.step(this.perSubmit, this.options.batch));
+    while (this.playing && !planned.state.done && !this.stopped && this.ahead.length < STEPS_AHEAD) {
+      const next = this.planner.step(this.perSubmit, this.options.batch);
+      next.catch(() => undefined); // a failure is seen where it is awaited, or not at all once dropped
+      this.ahead.push(next);
+    }
     this.state = planned.state;
     this.batches += planned.plans.length;
     if (planned.plans.length === 0) return;
