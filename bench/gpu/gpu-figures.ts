@@ -90,8 +90,8 @@ function peakTables(arenaWords: number): { spans: Uint32Array<ArrayBuffer>; ops:
   return { spans, ops, words: peakWords, opBytes: opWords(ops) * WORD_BYTES };
 }
 
-/** Runs per live-run figure (after a warm-up run). */
-const LIVE_RUNS = 5;
+/** Runs per live-run figure (after a warm-up run): a run with stress off lasts 15-25 ms, and its rate swings by a third. */
+const LIVE_RUNS = 9;
 
 async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number, makePlanner?: PlannerFactory): Promise<{ requests: number; perSecond: number }> {
   const stream = transformerTraining.generate({});
