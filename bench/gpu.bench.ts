@@ -2,10 +2,9 @@
 // recorded on the device machine's H200 (bench/results/h200-gpu.json, made with
 // scripts/bench-gpu-device.mjs), printed side by side. SwiftShader runs on the CPU: its ratio is
 // the figure to read, not its GB/s.
-import { build } from 'esbuild';
 import { existsSync, readFileSync } from 'node:fs';
 import { launch } from '../tests/browser/chromium';
-import { rawImports } from '../scripts/raw-import-plugin.mjs';
+import { openScriptPage } from '../tests/browser/script-page';
 import type { GpuFigures } from './gpu/gpu-figures';
 import { gpuFloor } from './gpu/gpu-floor';
 import { report, ROOT } from './harness';
@@ -14,25 +13,9 @@ const ORIGIN = 'http://localhost:5999'; // served by request interception; local
 const RECORDED = `${ROOT}/bench/results/h200-gpu.json`;
 
 async function inChromium(): Promise<GpuFigures> {
-  const bundle = await build({
-    entryPoints: [`${ROOT}/bench/gpu/browser-entry.ts`],
-    bundle: true,
-    format: 'iife',
-    target: 'es2022',
-    write: false,
-    plugins: [rawImports],
-    logLevel: 'warning',
-  });
-  const script = bundle.outputFiles[0]!.text;
   const browser = await launch();
   try {
-    const page = await browser.newPage();
-    await page.route(`${ORIGIN}/**`, (route) =>
-      route.request().url().endsWith('/bench.js')
-        ? route.fulfill({ contentType: 'text/javascript', body: script })
-        : route.fulfill({ contentType: 'text/html', body: '<!doctype html><script src="/bench.js"></script>' }),
-    );
-    await page.goto(`${ORIGIN}/`);
+    const page = await openScriptPage(browser, `${ROOT}/bench/gpu/browser-entry.ts`, ORIGIN);
     return await page.evaluate<GpuFigures>('window.gpuFigures');
   } finally {
     await browser.close();

@@ -99,7 +99,6 @@ async function liveRunRate(gpu: boolean, slot: GpuSlot, batch: number, makePlann
   const t0 = performance.now();
   await run.play();
   const seconds = (performance.now() - t0) / 1e3;
-  run.dispose();
   if (run.mismatches > 0) throw new Error(`the live run found ${run.mismatches} mismatches`);
   return { requests: stream.length, perSecond: stream.length / seconds };
 }

@@ -79,7 +79,4 @@ export class WorkerPlanner implements Planner {
     answer.catch(() => undefined); // seen through the race below
     return Promise.race([this.opened.then(() => answer), this.worker.failed]);
   }
-
-  /** Nothing to end: the worker stays for the next run. */
-  dispose(): void {}
 }

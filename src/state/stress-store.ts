@@ -131,7 +131,6 @@ async function startNow(request: StressRequest): Promise<LiveRun | null> {
     const old = run.status();
     earlier = { verifiedBlocks: earlier.verifiedBlocks + old.verifiedBlocks, mismatches: earlier.mismatches + old.mismatches };
     unsubscribe?.();
-    run.dispose();
   }
   // A new arena size replaces the arena (no run uses it now).
   slot.setArenaBytes(arenaBytes ?? undefined);

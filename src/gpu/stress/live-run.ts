@@ -237,11 +237,6 @@ export class LiveRun {
     void this.planner.setFault(on);
   }
 
-  /** Ends the planner (a replaced run's, once idle). */
-  dispose(): void {
-    this.planner.dispose();
-  }
-
   /** Up to `batches` batches (those stepped ahead, if any), submitted to the GPU; while the run plays, the next ones are stepped meanwhile. */
   private async stepMany(batches: number): Promise<void> {
     const planned = await this.plan(() => this.ahead.shift() ?? this.planner.step(batches, this.options.batch));

@@ -34,8 +34,6 @@ export interface Planner {
   rebuild(): Promise<Planned>;
   /** The test-only overlap fault (StressRun.faultOverlap). */
   setFault(on: boolean): Promise<void>;
-  /** Ends the planner (a worker's thread). */
-  dispose(): void;
 }
 
 /** What a planner knows of its run at start: its state before any request. */
@@ -82,6 +80,4 @@ export class LocalPlanner implements Planner {
     this.run.faultOverlap = on;
     return Promise.resolve();
   }
-
-  dispose(): void {}
 }
