@@ -6,9 +6,21 @@
 // sorted-btree (B+ tree) on real traces, where free sets hold tens to a few hundred blocks.
 import type { Block } from './block';
 
-/** <0, 0, >0 as (stream, size, addr) orders before, equal to, after block b. */
-function compareKey(stream: number, size: number, addr: number, b: Block): number {
-  return stream - b.stream || size - b.size || addr - b.addr;
+// Comparisons, not a three-way difference (stream - b.stream || ...): the searches below run them
+// most, and a chain of subtractions tests each double for 0 and NaN on the way.
+
+/** Whether (stream, size, addr) orders after block b. */
+function keyAfter(stream: number, size: number, addr: number, b: Block): boolean {
+  if (stream !== b.stream) return stream > b.stream;
+  if (size !== b.size) return size > b.size;
+  return addr > b.addr;
+}
+
+/** Whether (stream, size, addr) orders before block b. */
+function keyBefore(stream: number, size: number, addr: number, b: Block): boolean {
+  if (stream !== b.stream) return stream < b.stream;
+  if (size !== b.size) return size < b.size;
+  return addr < b.addr;
 }
 
 /** What the allocator needs of an ordered set of free blocks. */
@@ -80,8 +92,8 @@ export class FreeBlockSet implements OrderedFreeBlocks {
     const chunk = this.chunks[c]!;
     // Its key only falls: it moves towards the front of its chunk, or into an earlier one.
     const j = lowerIndex(chunk, block.stream, block.size, block.addr, i);
-    const before = c > 0 ? this.chunks[c - 1]! : undefined;
-    if (j === 0 && before && compareKey(block.stream, block.size, block.addr, before[before.length - 1]!) < 0) {
+    const previous = c > 0 ? this.chunks[c - 1]! : undefined;
+    if (j === 0 && previous && keyBefore(block.stream, block.size, block.addr, previous[previous.length - 1]!)) {
       this.removeAt(c, i);
       return this.insert(block);
     }
@@ -97,7 +109,7 @@ export class FreeBlockSet implements OrderedFreeBlocks {
     const chunk = this.chunks[c]!;
     // Its key is above old's: it moves towards the back of old's chunk, or into a later one.
     const last = chunk[chunk.length - 1]!;
-    if (c < this.chunks.length - 1 && compareKey(block.stream, block.size, block.addr, last) > 0) {
+    if (c < this.chunks.length - 1 && keyAfter(block.stream, block.size, block.addr, last)) {
       this.removeAt(c, i);
       return this.insert(block);
     }
@@ -189,7 +201,7 @@ export class FreeBlockSet implements OrderedFreeBlocks {
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       const chunk = chunks[mid]!;
-      if (compareKey(stream, size, addr, chunk[chunk.length - 1]!) > 0) lo = mid + 1;
+      if (keyAfter(stream, size, addr, chunk[chunk.length - 1]!)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -209,7 +221,7 @@ export class FreeBlockSet implements OrderedFreeBlocks {
 function lowerIndex(chunk: Block[], stream: number, size: number, addr: number, hi = chunk.length, lo = 0): number {
   while (lo < hi) {
     const mid = (lo + hi) >>> 1;
-    if (compareKey(stream, size, addr, chunk[mid]!) > 0) lo = mid + 1;
+    if (keyAfter(stream, size, addr, chunk[mid]!)) lo = mid + 1;
     else hi = mid;
   }
   return lo;

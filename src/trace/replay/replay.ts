@@ -205,12 +205,23 @@ function runOf(stream: RequestStream, blocks: (Block | null)[], s: RunState): Re
   };
 }
 
-/** The recording's own calls after request `i`: pools released, then empty_cache. */
-function recordedCalls(run: ReplayRun, i: number): void {
+/** The recording's own calls after request `i`: pools released, then empty_cache. Returns the next
+ * request with calls after it. */
+function recordedCalls(run: ReplayRun, i: number): number {
   const { after: releasedAfter, pool: released } = run.stream.releasedPools;
   while (releasedAfter[run.nextRelease] === i) run.allocator.releasePool(released[run.nextRelease++]!);
   const { recordedEmptyCache: after, recordedEmptyCachePool: pool } = run.stream;
   while (after[run.nextRecordedCall] === i) run.allocator.emptyCache(pool[run.nextRecordedCall++]!);
+  return nextRecordedCall(run);
+}
+
+/** The request after which the recording's next own call comes (-1: before the first; -2: none left). */
+function nextRecordedCall(run: ReplayRun): number {
+  const { releasedPools, recordedEmptyCache } = run.stream;
+  const release = run.nextRelease < releasedPools.after.length ? releasedPools.after[run.nextRelease]! : Infinity;
+  const call = run.nextRecordedCall < recordedEmptyCache.length ? recordedEmptyCache[run.nextRecordedCall]! : Infinity;
+  const at = Math.min(release, call);
+  return at === Infinity ? -2 : at;
 }
 
 /** Whether any free of `stream` is deferred (record_stream), so that active* differ from allocation*. */
@@ -232,13 +243,21 @@ function advance(run: ReplayRun, end: number): void {
   const { before: completionBefore, id: completionId } = run.stream.completions;
   const { allocated: allocatedSeries, reserved: reservedSeries, active: activeSeries } = series;
   const countActive = activeSeries !== allocatedSeries;
+  const inserted = emptyCacheAfter.size > 0 || resetPeakAfter.size > 0;
   const stats = allocator.stats;
   let c = run.nextCompletion;
-  if (run.next === 0) recordedCalls(run, -1);
+  // The next request after which a deferred free completes, or the recording calls empty_cache or
+  // releases a pool (-2: none): most requests have neither, and a local is all they read.
+  let completionAt = c < completionBefore.length ? completionBefore[c]! : -2;
+  let callAt = nextRecordedCall(run);
+  if (run.next === 0 && callAt === -1) callAt = recordedCalls(run, -1);
   for (let i = run.next; i < end; i++) {
     events.currentRequest = i;
     // Deferred frees whose streams are done complete first, as malloc processes CUDA events first.
-    while (completionBefore[c] === i) completeFree(run, completionId[c++]!);
+    if (completionAt === i) {
+      while (completionBefore[c] === i) completeFree(run, completionId[c++]!);
+      completionAt = c < completionBefore.length ? completionBefore[c]! : -2;
+    }
     const blockId = id[i]!;
     const k = kind[i];
     if (k === RequestKind.alloc) {
@@ -256,9 +275,11 @@ function advance(run: ReplayRun, end: number): void {
         if (k === RequestKind.free) blocks[blockId] = null;
       }
     }
-    recordedCalls(run, i);
-    if (emptyCacheAfter.size > 0 && emptyCacheAfter.has(i)) allocator.emptyCache();
-    if (resetPeakAfter.size > 0 && resetPeakAfter.has(i)) allocator.resetPeakStats();
+    if (callAt === i) callAt = recordedCalls(run, i);
+    if (inserted) {
+      if (emptyCacheAfter.has(i)) allocator.emptyCache();
+      if (resetPeakAfter.has(i)) allocator.resetPeakStats();
+    }
     const reserved = allocator.reservedBytes;
     const allocated = stats.current(Stat.allocated_bytes);
     if (!statsOnly) {
