@@ -38,13 +38,15 @@ export function benchReplay(): void {
     });
     // As the CLI's replay runs (no --out): the stats alone, no event log or series written.
     const statsOnly = best(7, () => replay(stream, { ...opts, statsOnly: true }));
+    // The goal is the CLI's (issue 13: `replay` at 10M events/s), whose replay keeps the stats alone;
+    // the event log an export writes is measured beside it.
     report(`replay ${file}`, {
       requests: stream.length,
       'trace events': events,
-      'best of 7 (ms)': +(seconds * 1e3).toFixed(1),
-      'events/s (millions)': +(events / seconds / 1e6).toFixed(2),
-      'the same with the stats alone, as the CLI replays (ms; events/s, millions)': `${(statsOnly * 1e3).toFixed(1)}; ${(events / statsOnly / 1e6).toFixed(2)}`,
-      'goal: 10 M events/s': events / seconds >= 10e6 ? 'met' : 'NOT met',
+      'the stats alone, as the CLI replays: best of 7 (ms)': +(statsOnly * 1e3).toFixed(1),
+      'events/s (millions)': +(events / statsOnly / 1e6).toFixed(2),
+      'goal: 10 M events/s': events / statsOnly >= 10e6 ? 'met' : 'NOT met',
+      'with the event log kept, as --out writes it (ms; events/s, millions)': `${(seconds * 1e3).toFixed(1)}; ${(events / seconds / 1e6).toFixed(2)}`,
     });
     const times = SETS.map(([name, make]) => {
       const s = best(5, () => replay(stream, { ...opts, freeBlockSet: make }));

@@ -106,18 +106,21 @@ export class AllocatorStats {
   toRecord(): Record<string, number> {
     const out: Record<string, number> = {};
     const v = this.values;
+    // "allocated" is not kept: it is current + freed (nothing resets the accumulated counts), which
+    // spares each increase a write.
+    const field = (at: number, f: number): number => (f === 2 ? v[at]! + v[at + 3]! : v[at + f]!);
     POOL_STATS.forEach((name, s) => {
-      const at = (t: number, f: number): number => v[POOL_BASE + (this.mirrored(s) * 3 + t) * 4 + f]!;
+      const at = (t: number, f: number): number => field(POOL_BASE + (this.mirrored(s) * 3 + t) * 4, f);
       POOL_TYPES.forEach((type, t) => {
-        FIELDS.forEach((field, f) => {
+        FIELDS.forEach((fieldName, f) => {
           // "all" keeps current and peak itself; allocated (2) and freed (3) are the pools' sums.
-          out[`${name}.${type}.${field}`] = t === 0 && f >= 2 ? at(1, f) + at(2, f) : at(t, f);
+          out[`${name}.${type}.${fieldName}`] = t === 0 && f >= 2 ? at(1, f) + at(2, f) : at(t, f);
         });
       });
     });
     OVERSIZE_STATS.forEach((name, s) => {
-      FIELDS.forEach((field, f) => {
-        out[`${name}.${field}`] = v[OVERSIZE_BASE + s * 4 + f]!;
+      FIELDS.forEach((fieldName, f) => {
+        out[`${name}.${fieldName}`] = field(OVERSIZE_BASE + s * 4, f);
       });
     });
     COUNTERS.forEach((name, c) => {
@@ -131,7 +134,6 @@ export class AllocatorStats {
     const current = v[at]! + amount;
     v[at] = current;
     if (current > v[at + 1]!) v[at + 1] = current;
-    v[at + 2]! += amount;
   }
 
   private drop(at: number, amount: number): void {
