@@ -1,6 +1,7 @@
 // Parses snapshots, builds workloads and replays them off the main thread. The page calls the methods
 // of `api` through comlink (state/replay-client.ts), each call answered once.
 /// <reference lib="webworker" />
+import { counted } from '../lib/counted';
 import { fractionCapacity, H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
@@ -348,7 +349,7 @@ const api = {
       ooms: result.ooms,
       peakReserved: result.atPeak.reserved,
     };
-    if (result.ooms.length > 0) full.notes = [...full.notes, `${result.ooms.length} requests failed with OOM (largest ${formatSize(result.ooms.reduce((m, o) => Math.max(m, o.size), 0))}).`];
+    if (result.ooms.length > 0) full.notes = [...full.notes, `${counted(result.ooms.length, 'request')} failed with OOM (largest ${formatSize(result.ooms.reduce((m, o) => Math.max(m, o.size), 0))}).`];
     const timeline = timelineOf(result);
     warmCursor(settings);
     return moved({ summary: full, timeline, view: view! }, [...timelineBuffers(timeline), ...layoutBuffers(view!.layout)]);

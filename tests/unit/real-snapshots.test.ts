@@ -275,6 +275,7 @@ describe('the OOM dump', () => {
     expect(stats['num_ooms']).toBe(1);
     expect(ooms[0].request).toBe(10943);
     expect(r.err).toMatch(/cap was between 9\.59 GiB and 10\.07 GiB/);
+    expect(r.err).toMatch(/note: 1 request failed with OOM in the recording,/);
     const none = JSON.parse(cli('replay', 'tests/fixtures/real/oom__default.pickle.gz', '--capacity', 'none', '--json').out);
     expect(none.stats['num_ooms']).toBe(0);
   });

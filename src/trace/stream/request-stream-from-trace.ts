@@ -3,6 +3,7 @@
 // Besides allocs and frees the stream keeps what the program did that the allocator only saw the
 // effects of: frees deferred by record_stream and their completions, empty_cache() calls, and the
 // private pool (CUDA graphs, MemPool) each allocation drew from.
+import { counted } from '../../lib/counted';
 import { DEFAULT_CONFIG, type AllocatorConfig } from '../../allocator/config';
 import { Action } from '../../allocator/trace-action';
 import { AddressTable } from '../../lib/address-table';
@@ -228,8 +229,8 @@ export function requestStreamFromTrace(
   }
   if (failedInRecording.size > 0) {
     notes.push(
-      `${failedInRecording.size} requests failed with OOM in the recording, so their lifetime is unknown; where a replay ` +
-        'lets one succeed, splitscope frees it right after its allocation.',
+      `${counted(failedInRecording.size, 'request')} failed with OOM in the recording, so how long such a tensor lives is ` +
+        'unknown; where a replay lets one succeed, splitscope frees it right after its allocation.',
     );
   }
   let initialReserved = 0;
