@@ -234,7 +234,9 @@ function replayNewSource(name: string, link: LinkSource | null, at: OpenAt | und
  * Its link and where it opens are known once it opened.
  */
 async function openSource(name: string, start: () => Promise<string>, link: () => LinkSource | null, at: () => OpenAt | undefined): Promise<number | null> {
-  useSession.setState({ opening: true });
+  // The source on screen stops playing: its seeks and frames took both cores from the open (random-s3,
+  // 46 MB, opened while the built-in workload played: 0.75-1.2 s to the first view; stopped: 0.5 s).
+  useSession.setState({ opening: true, playing: false });
   try {
     await start();
   } catch (e) {

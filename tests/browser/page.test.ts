@@ -34,6 +34,16 @@ test('opens on a built-in workload whose cursor is already moving', async () => 
 });
 
 test('the GPT-2 sample opens with one click and replays like the CLI', async () => {
+  // The workload stops playing when the open starts, not when the sample is shown: its seeks and
+  // frames took both cores from the open (random-s3 took up to twice as long to its first view).
+  await session.page.locator('.tl-play[aria-label=Pause]').waitFor({ timeout: 30_000 });
+  await session.page.evaluate(`(() => {
+    window.__whileOpening = [];
+    window.__playWatch = new MutationObserver(() => {
+      if (document.querySelector('progress.import')) window.__whileOpening.push(document.querySelector('.tl-play')?.getAttribute('aria-label'));
+    });
+    window.__playWatch.observe(document.body, { childList: true, subtree: true, attributes: true, characterData: true });
+  })()`);
   await session.page.getByLabel('source', { exact: true }).selectOption({ label: 'GPT-2 training steps (train_gpt2-n12, recorded on an H200)' });
   await session.page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('GPT-2')`);
   await ready();
@@ -46,6 +56,9 @@ test('the GPT-2 sample opens with one click and replays like the CLI', async () 
     return performance.getEntriesByName('splitscope:seek-result').filter((e) => e.startTime > opened && e.startTime < replayed).length;
   })()`);
   expect(seeksWhileOpening).toBe(0);
+  const whileOpening = await session.page.evaluate<string[]>('(window.__playWatch.disconnect(), window.__whileOpening)');
+  expect(whileOpening.length).toBeGreaterThan(0);
+  expect(new Set(whileOpening)).toEqual(new Set(['Play']));
   const want = cli(['replay', SAMPLE]).stats;
   expect(await stats()).toEqual(want);
   const c = await cursor();
