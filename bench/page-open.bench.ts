@@ -56,7 +56,7 @@ function sampleRenderer(browser: import('playwright-core').Browser): { stop(): P
 }
 
 /** The uncompressed files: the lab and real fixtures, and a 320 MB repetition of GPT-2's steps. */
-function files(): { file: string; goalS: number; runs?: number; memoryGoal?: number }[] {
+function files(): { file: string; goalS: number; goalNote?: string; runs?: number; memoryGoal?: number }[] {
   const out = join(ROOT, 'bench/out');
   mkdirSync(out, { recursive: true });
   const raw = (gz: string): string => {
@@ -81,6 +81,8 @@ function files(): { file: string; goalS: number; runs?: number; memoryGoal?: num
     { file: raw('real/llama__default.pickle.gz'), goalS: 0.25 },
     { file: raw('train_gpt2-n150__default.pickle.gz'), goalS: 0.8 },
     { file: raw('random-s3__default.pickle.gz'), goalS: 0.8 },
+    // Issue 13's 'generate' row (transformers, KV cache growth): no goal is set between 45 and 320 MB.
+    { file: raw('real/generate__default__seed6.pickle.gz'), goalS: 3, goalNote: "320 MB's; none is set between 45 and 320 MB" },
     { file: big(320), goalS: 3 },
   ];
   return only ? all.filter((f) => only.some((o) => f.file.includes(o))) : all;
@@ -146,7 +148,8 @@ export async function benchPageOpen(): Promise<void> {
     await page.goto(server.resolvedUrls!.local[0]!);
     await page.waitForFunction(`'splitscope' in window`);
     await page.getByRole('region', { name: 'GPU stress' }).getByRole('button', { name: 'Pause' }).click({ timeout: 60_000 });
-    for (const { file, goalS, runs: count = RUNS, memoryGoal } of list) {
+    for (const { file, goalS, goalNote, runs: count = RUNS, memoryGoal } of list) {
+      const goal = `goal: under ${goalS} s${goalNote ? ` (${goalNote})` : ''}`;
       // The page on the built-in workload before this file's first run: what its resident memory is compared with.
       await page.evaluate('window.splitscope.ready()');
       const baseline = await chromiumRss(browser);
@@ -182,7 +185,7 @@ export async function benchPageOpen(): Promise<void> {
       }
       const title = `open to first view: ${name} (${(size / 1e6).toFixed(1)} MB), Chromium, ${count > 1 ? `medians of ${count}` : 'one run'}`;
       if (crashed || runs.length === 0) {
-        report(title, { [`goal: under ${goalS} s`]: `NOT met (${crashed ?? 'no run'})` });
+        report(title, { [goal]: `NOT met (${crashed ?? 'no run'})` });
         if (crashed === 'the page crashed') break;
         continue;
       }
@@ -203,7 +206,7 @@ export async function benchPageOpen(): Promise<void> {
         // After a larger file the renderer gives memory back: then it shrank, and a ratio says nothing.
         'the renderer grew by, over the page before this file (MB; x the file)':
           held >= 0 ? `${(held / 2 ** 20).toFixed(0)} (x${(held / size).toFixed(2)})` : `none: it shrank by ${(-held / 2 ** 20).toFixed(0)} (the file before was larger)`,
-        [`goal: under ${goalS} s`]: firstView / 1e3 < goalS ? 'met' : 'NOT met',
+        [goal]: firstView / 1e3 < goalS ? 'met' : 'NOT met',
         ...(memoryGoal
           ? {
               'the renderer grew by, once the sweep and the guide had run (MB; x the file)': grewText(m((t) => t.settledGrewMB!), size),

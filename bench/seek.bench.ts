@@ -10,7 +10,13 @@ import { planSnapshotReplay } from '../src/trace/replay/replay-snapshot';
 import { decodeSnapshotFile } from '../src/trace/snapshot/snapshot-file';
 import { fixture, median, report } from './harness';
 
-const TRACES = ['train_gpt2-n12__default.pickle.gz', 'real/llama__default.pickle.gz', 'train_gpt2-n150__default.pickle.gz', 'random-s3__default.pickle.gz'];
+const TRACES = [
+  'train_gpt2-n12__default.pickle.gz',
+  'real/llama__default.pickle.gz',
+  'train_gpt2-n150__default.pickle.gz',
+  'random-s3__default.pickle.gz',
+  'real/generate__default__seed6.pickle.gz',
+];
 /** The first seeks also compile the code that restores checkpoints: reported apart. */
 const FIRST = 10;
 const SEEKS = 100;
