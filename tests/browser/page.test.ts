@@ -33,6 +33,19 @@ test('opens on a built-in workload whose cursor is already moving', async () => 
   await session.page.screenshot({ path: `${shots}/opening.png` });
 });
 
+test("while the workload plays, the map's GPU frames keep up with the cursor rather than queue", async () => {
+  // One frame in flight at a time: where the GPU takes longer than an animation frame (SwiftShader
+  // here), a frame per seek queued without bound: each frame finished 1.4 s after it was sent after
+  // 3 s of playing, and the backlog took a core from the next file's open.
+  // The GPU stress run paused, as a user may: running, it kept the page from asking for many frames.
+  await session.page.getByRole('region', { name: 'GPU stress' }).getByRole('button', { name: 'Pause' }).click({ timeout: 60_000 });
+  await session.page.locator('.tl-play[aria-label=Pause]').waitFor({ timeout: 30_000 });
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const lags = await session.page.evaluate<number[]>(`performance.getEntriesByName('splitscope:map-gpu').slice(-10).map((e) => e.duration)`);
+  expect(lags.length).toBeGreaterThan(5);
+  expect(Math.max(...lags)).toBeLessThan(700);
+});
+
 test('the GPT-2 sample opens with one click and replays like the CLI', async () => {
   // The workload stops playing when the open starts, not when the sample is shown: its seeks and
   // frames took both cores from the open (random-s3 took up to twice as long to its first view).

@@ -52,6 +52,14 @@ export class SegmentMapRenderer {
   private scene: SegmentMapScene | null = null;
   private view: SegmentMapView = { x0: 0, pxPerByte: 1, width: 1, height: 1, dpr: 1 };
   private destroyed = false;
+  /**
+   * The GPU's work for the last frame, until it finishes. A frame asked for meanwhile waits for it
+   * (`owed`), then draws the latest view: where the GPU takes longer than a frame (SwiftShader: 10-40
+   * ms), drawing every animation frame queued work without bound (a playing cursor's map fell
+   * seconds behind, and the backlog took a core from whatever came next).
+   */
+  private inFlight: Promise<void> | null = null;
+  private owed = false;
   /** Frames drawn, for tests and benchmarks. */
   frames = 0;
 
@@ -108,14 +116,24 @@ export class SegmentMapRenderer {
   /** Draws now. */
   draw(): void {
     if (this.destroyed) return;
-    if (this.gpu) this.drawGpu(this.gpu);
-    else this.drawCanvas2d();
+    if (this.gpu) {
+      if (this.inFlight) {
+        this.owed = true;
+        return;
+      }
+      this.drawGpu(this.gpu);
+    } else this.drawCanvas2d();
     this.frames++;
   }
 
-  /** Resolves once a pending frame (if any) is drawn and the GPU has finished it. */
+  /** Resolves once a frame asked for (if any) is drawn and the GPU has finished it. */
   async settled(): Promise<void> {
-    if (drawPending(this.drawInFrame)) await framesDrawn();
+    // Two rounds: a frame asked for while another was in flight is drawn once that one finishes.
+    // (Not until none is asked for: a playing cursor asks every frame.)
+    for (let round = 0; round < 2; round++) {
+      if (drawPending(this.drawInFrame)) await framesDrawn();
+      if (this.inFlight) await this.inFlight;
+    }
     await this.finished();
   }
 
@@ -135,9 +153,20 @@ export class SegmentMapRenderer {
 
   private drawGpu(gpu: Gpu): void {
     gpu.painter.paint(gpu.context.getCurrentTexture().createView(), this.scene, this.view);
-    // For benchmarks: how long the GPU took over the frame (on SwiftShader, most of a first view).
     const start = performance.now();
-    void gpu.painter.device.queue.onSubmittedWorkDone().then(() => measure('splitscope:map-gpu', start));
+    const done: Promise<void> = gpu.painter.device.queue.onSubmittedWorkDone().then(
+      // For benchmarks: how long the GPU took over the frame (on SwiftShader, most of a first view).
+      () => measure('splitscope:map-gpu', start),
+      () => undefined, // a lost device: lost() draws again on the next one
+    ).then(() => {
+      if (this.inFlight !== done) return;
+      this.inFlight = null;
+      if (this.owed) {
+        this.owed = false;
+        this.invalidate();
+      }
+    });
+    this.inFlight = done;
   }
 
   private drawCanvas2d(): void {
@@ -182,6 +211,8 @@ export class SegmentMapRenderer {
         // Buffers of the lost device are gone: every level uploads again when next drawn.
         this.scene?.release(false);
         this.gpu = gpu;
+        this.inFlight = null;
+        this.owed = false;
         this.invalidate();
       },
       (e: unknown) => this.options.failed?.(String(e)),
