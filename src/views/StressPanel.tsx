@@ -1,5 +1,6 @@
 // The GPU stress run: what runs and with which parameters, the arena and simulated GPU sizes, the
 // controls to pause, step and resume it, and what the GPU found.
+import { counted } from '../lib/counted';
 import { useId, useState } from 'react';
 import { GiB, MiB } from '../allocator/constants';
 import { H200_TOTAL_MEMORY } from '../allocator/capacity';
@@ -90,7 +91,7 @@ export function StressPanel() {
           <dd>
             {status.position.toLocaleString()} / {status.total.toLocaleString()} in {status.batches.toLocaleString()}{' '}
             {status.batches === 1 ? 'batch' : 'batches'}
-            {status.ooms > 0 && ` · ${status.ooms} OOMs`}
+            {status.ooms > 0 && ` · ${counted(status.ooms, 'OOM')}`}
             {status.adapter && ` · allocator and planning in ${status.planner}`}
           </dd>
           <dt>GPU</dt>

@@ -1,5 +1,6 @@
 // The sweep under the max_split slider: peak reserved memory at every slider position (OOMs in
 // red, cudaMalloc churn as a thin line), the slider's position marked; a click moves the slider there.
+import { counted } from '../lib/counted';
 import { max, scaleLinear } from 'd3';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
@@ -44,7 +45,7 @@ export function SweepChart({ index, onPick }: { index: number; onPick(mb: number
               onClick={() => onPick(values[i]!)}
             >
               <title>
-                {`${values[i] === null ? 'unlimited' : `${values[i]} MiB`}: reserved peak ${formatSize(r['reserved_bytes.all.peak'])}, ${r.num_ooms} OOMs, ${r.num_alloc_retries} retries, ${r.num_device_alloc} cudaMalloc / ${r.num_device_free} cudaFree`}
+                {`${values[i] === null ? 'unlimited' : `${values[i]} MiB`}: reserved peak ${formatSize(r['reserved_bytes.all.peak'])}, ${counted(r.num_ooms, 'OOM')}, ${counted(r.num_alloc_retries, 'retry', 'retries')}, ${r.num_device_alloc} cudaMalloc / ${r.num_device_free} cudaFree`}
               </title>
             </circle>
           ) : null,
@@ -54,7 +55,7 @@ export function SweepChart({ index, onPick }: { index: number; onPick(mb: number
       <p className="hint sweep-legend">
         <span className="key-reserved">reserved peak</span> · <span className="key-churn">cudaMalloc+cudaFree</span> ·{' '}
         <span className="key-oom">OOM</span>
-        {done && seconds !== null ? ` · ${n} settings in ${seconds.toFixed(1)} s on ${workers} worker${workers > 1 ? 's' : ''}` : ` · sweeping ${present.length}/${n}…`}
+        {done && seconds !== null ? ` · ${n} settings in ${seconds.toFixed(1)} s on ${counted(workers, 'worker')}` : ` · sweeping ${present.length}/${n}…`}
       </p>
       {error && <p className="error">{error}</p>}
       {advice && (
@@ -63,7 +64,7 @@ export function SweepChart({ index, onPick }: { index: number; onPick(mb: number
           {advice.ruleOfThumb && (
             <>
               The rule of thumb (1.2 × the largest request, {formatSize(largestRequest)}) gives max_split_size_mb:{advice.ruleOfThumb.mb}:{' '}
-              {formatSize(advice.ruleOfThumb.row['reserved_bytes.all.peak'])} reserved, {advice.ruleOfThumb.row.num_ooms} OOMs.
+              {formatSize(advice.ruleOfThumb.row['reserved_bytes.all.peak'])} reserved, {counted(advice.ruleOfThumb.row.num_ooms, 'OOM')}.
             </>
           )}{' '}
           <button className="link" onClick={() => onPick(advice.best.max_split_size_mb)}>

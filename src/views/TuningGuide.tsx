@@ -1,4 +1,5 @@
 // The tuning guide: the settings worth trying on this run, each with its replayed figures and why.
+import { counted } from '../lib/counted';
 import { formatSize } from '../allocator/format-size';
 import { usePanel } from './use-panel';
 import { useGuide } from '../state/guide-store';
@@ -20,7 +21,7 @@ export function TuningGuide() {
         <>
           <p className="hint">
             Each setting below was replayed on this source, on top of the current config <code>{guide.current.conf || '(defaults)'}</code> (peak
-            reserved {formatSize(guide.current['reserved_bytes.all.peak'])}, {guide.current.num_ooms} OOMs).
+            reserved {formatSize(guide.current['reserved_bytes.all.peak'])}, {counted(guide.current.num_ooms, 'OOM')}).
           </p>
           <ol className="guide-items">
             {guide.items.map((item) => (

@@ -76,8 +76,8 @@ export class LiveRun {
   /** Why the planner stopped, if it did. */
   private plannerError: string | null = null;
   /**
-   * Batches the next submission carries. More share a submission's fixed cost (55 us on the H200,
-   * bench/results/h200-gpu.json), but a pause waits for everything in flight: so as many
+   * Batches the next submission carries. More share a submission's fixed cost (95 us on the H200,
+   * 24 us a batch shared by 16: bench/results/h200-gpu.json), but a pause waits for everything in flight: so as many
    * as keep the submissions in flight under DRAIN_MS by their round trips (BATCHES_PER_SUBMIT on the
    * H200 under Dawn; one on SwiftShader, whose readbacks take 50-250 ms).
    */

@@ -223,7 +223,7 @@ export function requestStreamFromTrace(
   // (A snapshot with no history at all says so itself: replay-snapshot.ts's NO_HISTORY.)
   if ((initialSegments.length > 0 || initialBlocks.length > 0) && length > 0) {
     notes.push(
-      `The trace begins mid-run: ${initialSegments.length} segments and ${initialBlocks.length} live blocks existed ` +
+      `The trace begins mid-run: ${counted(initialSegments.length, 'segment')} and ${counted(initialBlocks.length, 'live block')} existed ` +
         'before its first event; they are rebuilt from the final snapshot and the events of the trace.',
     );
   }
@@ -256,7 +256,7 @@ export function requestStreamFromTrace(
     );
   }
   if (stream.recordedEmptyCache.length > 0) {
-    notes.push(`The program called torch.cuda.empty_cache() ${stream.recordedEmptyCache.length} times (seen where it freed segments); each replay makes those calls too.`);
+    notes.push(`The program called torch.cuda.empty_cache() ${counted(stream.recordedEmptyCache.length, 'time')} (seen where it freed segments); each replay makes those calls too.`);
   }
   if (pools.pools.length > 1) {
     notes.push(

@@ -1,5 +1,6 @@
 // Which max_split setting a sweep recommends, and why, beside the rule of thumb
 // "about 1.2 times the largest tensor".
+import { counted } from '../../lib/counted';
 import { formatSize } from '../../allocator/format-size';
 import { churn, compareRuns } from './rank-runs';
 import type { SweepRow } from './sweep';
@@ -23,7 +24,7 @@ export function adviseMaxSplit(rows: readonly SweepRow[], largestRequest: number
   const oomWord = best.num_ooms === 0 ? 'avoids OOM' : `has the fewest OOMs (${best.num_ooms})`;
   let reason = `${best.max_split_size_mb === null ? 'The default, unlimited,' : label(best)} ${oomWord} with the least reserved memory (${formatSize(best['reserved_bytes.all.peak'])} at the peak, ${churn(best)} cudaMalloc/cudaFree calls)`;
   if (unlimited && unlimited !== best) {
-    reason += `; unlimited reaches ${formatSize(unlimited['reserved_bytes.all.peak'])}${unlimited.num_ooms > 0 ? ` with ${unlimited.num_ooms} OOMs` : ''}`;
+    reason += `; unlimited reaches ${formatSize(unlimited['reserved_bytes.all.peak'])}${unlimited.num_ooms > 0 ? ` with ${counted(unlimited.num_ooms, 'OOM')}` : ''}`;
   }
   reason += '.';
   const finite = rows.filter((r) => r.max_split_size_mb !== null);

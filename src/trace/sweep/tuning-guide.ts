@@ -1,6 +1,7 @@
 // A short tuning guide grounded in the user's own run: the settings worth trying, each replayed on
 // this source, ranked by what it does here (rank-runs.ts), each with its figures and one sentence on
 // why it helps or not.
+import { counted } from '../../lib/counted';
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { MiB, ROUNDUP_POWER2_INTERVALS } from '../../allocator/constants';
@@ -66,7 +67,7 @@ function signed(bytes: number): string {
 }
 
 function figuresOf(row: SweepRow, current: SweepRow): string {
-  const ooms = row.num_ooms === current.num_ooms ? `${row.num_ooms} OOMs (as now)` : `${row.num_ooms} OOMs (now ${current.num_ooms})`;
+  const ooms = row.num_ooms === current.num_ooms ? `${counted(row.num_ooms, 'OOM')} (as now)` : `${counted(row.num_ooms, 'OOM')} (now ${current.num_ooms})`;
   return (
     `peak reserved ${formatSize(peak(row))} (${signed(peak(row) - peak(current))}), ${ooms}, ` +
     `${grouped(churn(row))} cudaMalloc/cudaFree or map/unmap calls (now ${grouped(churn(current))})`
