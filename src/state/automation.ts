@@ -6,7 +6,7 @@ import { guideIdle, useGuide } from './guide-store';
 import { useSession, whenIdle } from './session-store';
 import { stacksIdle, useStacks } from './stack-store';
 import { recordingsIdle } from './recordings-store';
-import { useSearch } from './search-store';
+import { searchIdle, useSearch } from './search-store';
 import { blockMatches } from '../trace/measures/event-search';
 import type { StackSelection } from '../trace/measures/allocation-stacks';
 import type { AllocationSite } from '../trace/measures/memory-by-stack';
@@ -58,6 +58,8 @@ export interface Automation {
 export function installAutomation(): void {
   const surface: Automation = {
     ready: async () => {
+      // A search first: it ends in a seek that the others then wait for.
+      await searchIdle();
       await Promise.all([whenIdle(), compareIdle(), stressIdle()]);
       await stacksIdle();
       await recordingsIdle();

@@ -17,6 +17,8 @@ interface SearchState {
   ids: ReadonlySet<number> | null;
   error: string | null;
   search(input: string): Promise<void>;
+  /** Enter in the box: searches `input` unless it is the search shown, then steps in `direction`. */
+  find(input: string, direction: 1 | -1): Promise<void>;
   /** The cursor moves to the next (1) or previous (-1) matching request, wrapping around. */
   step(direction: 1 | -1): void;
   clear(): void;
@@ -24,21 +26,48 @@ interface SearchState {
 
 const EMPTY = { input: '', query: null, requests: null, ids: null, error: null };
 
+/** The searches under way: window.splitscope.ready() waits for them and the seeks they end in. */
+let pending = 0;
+let settle: (() => void) | null = null;
+let quiet: Promise<void> = Promise.resolve();
+
+async function tracked(work: () => Promise<void>): Promise<void> {
+  if (pending++ === 0) quiet = new Promise((resolve) => (settle = resolve));
+  try {
+    await work();
+  } finally {
+    if (--pending === 0) settle?.();
+  }
+}
+
+/** Resolves when no search is under way (its step, if any, has asked for its seek). */
+export function searchIdle(): Promise<void> {
+  return quiet;
+}
+
 export const useSearch = create<SearchState>()((set, get) => ({
   ...EMPTY,
-  async search(input) {
-    if (input.trim() === '') {
-      set(EMPTY);
-      return;
-    }
-    const sourceId = useSession.getState().sourceId;
-    try {
-      const { query, matches } = await callWorker((w) => w.search(input));
-      if (useSession.getState().sourceId !== sourceId) return;
-      set({ input, query, requests: matches.requests, ids: matches.ids ? new Set(matches.ids) : null, error: null });
-    } catch (e) {
-      set({ input, error: e instanceof Error ? e.message : String(e) });
-    }
+  search(input) {
+    return tracked(async () => {
+      if (input.trim() === '') {
+        set(EMPTY);
+        return;
+      }
+      const sourceId = useSession.getState().sourceId;
+      try {
+        const { query, matches } = await callWorker((w) => w.search(input));
+        if (useSession.getState().sourceId !== sourceId) return;
+        set({ input, query, requests: matches.requests, ids: matches.ids ? new Set(matches.ids) : null, error: null });
+      } catch (e) {
+        set({ input, error: e instanceof Error ? e.message : String(e) });
+      }
+    });
+  },
+  find(input, direction) {
+    return tracked(async () => {
+      if (input !== get().input || !get().requests) await get().search(input);
+      get().step(direction);
+    });
   },
   step(direction) {
     const { requests } = get();

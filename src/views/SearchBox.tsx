@@ -15,8 +15,8 @@ function describe(q: SearchQuery): string {
 }
 
 export function SearchBox({ marked }: { marked: number | null }) {
-  const { input, query, requests, error, search, step, clear } = useSearch(
-    useShallow((s) => ({ input: s.input, query: s.query, requests: s.requests, error: s.error, search: s.search, step: s.step, clear: s.clear })),
+  const { input, query, requests, error, find, step, clear } = useSearch(
+    useShallow((s) => ({ input: s.input, query: s.query, requests: s.requests, error: s.error, find: s.find, step: s.step, clear: s.clear })),
   );
   const [text, setText] = useState(input);
   const id = useId();
@@ -32,14 +32,13 @@ export function SearchBox({ marked }: { marked: number | null }) {
         placeholder="an address (0x7f…), a size (>1GiB, 2MB..8MB) or text of a frame"
         spellCheck={false}
         onChange={(e) => setText(e.target.value)}
-        onKeyDown={async (e) => {
+        onKeyDown={(e) => {
           if (e.key === 'Escape') {
             setText('');
             clear();
           } else if (e.key === 'Enter') {
             e.preventDefault();
-            if (text !== input || !requests) await search(text);
-            useSearch.getState().step(e.shiftKey ? -1 : 1);
+            void find(text, e.shiftKey ? -1 : 1);
           }
         }}
       />
