@@ -3,6 +3,7 @@
 // it each EMPTY_DICT; what it reads stands in the pickle's value as ROW_STAND_IN, and lists get the
 // rows through append(). A stand-in used any other way (referenced twice, popped, duplicated) throws
 // FastPathUnusable, and the caller reads the file again without the hook.
+import type { PickleMemo } from './pickle-memo';
 import type { PickleValue } from './pickle-value';
 import type { StringCache } from './pickle-string-cache';
 
@@ -36,7 +37,7 @@ export interface PickleFastPath {
    * Called by the reader as it starts on each window of the input, with the window, its memo and
    * string cache. Past `soft` the window may end within an object: read none that starts there.
    */
-  attach(bytes: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache, soft: number): void;
+  attach(bytes: Uint8Array, view: DataView, memo: PickleMemo, strings: StringCache, soft: number): void;
   /**
    * At the EMPTY_DICT before `pos`: reads the objects that start there, returning the position after
    * them (lastCount says how many), or -1, with the memo as it was, when it reads none.

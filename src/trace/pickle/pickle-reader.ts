@@ -7,6 +7,7 @@
 
 import { ImportError } from '../../lib/import-error';
 import { decodeLong, normalizeBig } from './pickle-ints';
+import { PickleMemo } from './pickle-memo';
 import { StringCache } from './pickle-string-cache';
 import { FastPathUnusable, isStandIn, ROW_STAND_IN, type PickleFastPath } from './pickle-fast-path';
 import type { PickleDict, PickleValue } from './pickle-value';
@@ -311,20 +312,20 @@ function newBytes(b: Uint8Array, start: number, len: number): Uint8Array {
 }
 
 function memoGet(
-  memo: PickleValue[],
+  memo: PickleMemo,
   sparse: Map<number, PickleValue>,
   i: number,
   at: number,
   op: number,
 ): PickleValue {
-  const v = i < memo.length ? memo[i] : sparse.get(i);
+  const v = i < memo.length ? memo.get(i) : sparse.get(i);
   if (v === undefined) malformed(at, op, `reads memo entry ${i}, which was never stored`);
   return v;
 }
 
 /** Stores memo entry i; true when it went to `sparse`. */
-function memoPut(memo: PickleValue[], sparse: Map<number, PickleValue>, i: number, v: PickleValue): boolean {
-  if (i < memo.length) memo[i] = v;
+function memoPut(memo: PickleMemo, sparse: Map<number, PickleValue>, i: number, v: PickleValue): boolean {
+  if (i < memo.length) memo.set(i, v);
   else if (i === memo.length) memo.push(v);
   else {
     sparse.set(i, v);
@@ -334,7 +335,7 @@ function memoPut(memo: PickleValue[], sparse: Map<number, PickleValue>, i: numbe
 }
 
 /** MEMOIZE stores at len(memo), the number of distinct keys (CPython semantics). */
-function memoize(memo: PickleValue[], sparse: Map<number, PickleValue>, v: PickleValue): void {
+function memoize(memo: PickleMemo, sparse: Map<number, PickleValue>, v: PickleValue): void {
   let count = memo.length;
   for (const k of sparse.keys()) if (k >= memo.length) count++;
   memoPut(memo, sparse, count, v); // into `sparse` (count > memo.length) or the array
@@ -468,7 +469,7 @@ export class PickleReader {
   private depth = 0;
   // Memo indices are dense from 0 in every pickle Python writes; PUT may in principle use
   // any index, and those far past the end go to `sparse` so the array stays packed.
-  private readonly memo: PickleValue[] = [];
+  private readonly memo = new PickleMemo();
   private readonly sparse = new Map<number, PickleValue>();
   private hasSparse = false;
   private readonly strings: StringCache;
@@ -522,7 +523,7 @@ export class PickleReader {
         case BINGET: {
           if (pos >= n) truncated(at, op, base + pos + 1, base + n);
           const i = b[pos++]!;
-          const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+          const v = i < memo.length ? memo.get(i)! : memoGet(memo, sparse, i, at, op);
           if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
           stack[sp++] = v;
           break;
@@ -531,7 +532,7 @@ export class PickleReader {
           if (pos + 4 > n) truncated(at, op, base + pos + 4, base + n);
           const i = view.getUint32(pos, true);
           pos += 4;
-          const v = i < memo.length ? memo[i]! : memoGet(memo, sparse, i, at, op);
+          const v = i < memo.length ? memo.get(i)! : memoGet(memo, sparse, i, at, op);
           if (typeof v === 'object' && isStandIn(v)) checkNotStandIn(v);
           stack[sp++] = v;
           break;

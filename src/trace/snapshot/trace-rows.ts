@@ -26,6 +26,7 @@ import {
   SETITEMS,
   SHORT_BINUNICODE,
 } from '../pickle/pickle-opcodes';
+import { PickleMemo } from '../pickle/pickle-memo';
 import type { StringCache } from '../pickle/pickle-string-cache';
 import type { PickleValue } from '../pickle/pickle-value';
 import { Action } from '../../allocator/trace-action';
@@ -71,7 +72,11 @@ export class TraceRows implements PickleFastPath {
   readonly runs: RowRun[] = [];
   /** How many entries the last successful read() read. */
   lastCount = 0;
-  private memo: PickleValue[] = [];
+  private memo = new PickleMemo();
+  /** The stand-ins' indices in the memo (PickleMemo.share). */
+  private rowIndex = 0;
+  private skippedIndex = 0;
+  private markedIndex = 0;
   private strings!: StringCache;
   private b: Uint8Array = new Uint8Array(0);
   private view: DataView = new DataView(new ArrayBuffer(0));
@@ -90,8 +95,8 @@ export class TraceRows implements PickleFastPath {
   /** How many of listFrames and listIds the list being read holds (they are reused, never shortened:
    * setting an array's length costs a call into the runtime). */
   private listLength = 0;
-  /** Stand-ins of interned lists by 2 * index + mark. */
-  private readonly standIns: FastPathStandIn[] = [];
+  /** Memo indices of the stand-ins of interned lists, by 2 * index + mark. */
+  private readonly standIns: number[] = [];
   /** Frames whose line PyTorch did not know (2^64 - 1): read as UNKNOWN_LINE, with details. */
   unknownLines = 0;
 
@@ -107,10 +112,13 @@ export class TraceRows implements PickleFastPath {
   }
 
   /** Called by the reader on each window of its input. */
-  attach(b: Uint8Array, view: DataView, memo: PickleValue[], strings: StringCache, soft: number): void {
+  attach(b: Uint8Array, view: DataView, memo: PickleMemo, strings: StringCache, soft: number): void {
     this.b = b;
     this.view = view;
     this.memo = memo;
+    this.rowIndex = memo.share(ROW_STAND_IN);
+    this.skippedIndex = memo.share(SKIPPED_STAND_IN);
+    this.markedIndex = memo.share(MARKED_STAND_IN);
     this.strings = strings;
     this.soft = soft;
   }
@@ -130,7 +138,7 @@ export class TraceRows implements PickleFastPath {
       const memoStart = memo.length;
       const next = this.entry(at);
       if (next < 0) {
-        memo.length = memoStart;
+        memo.truncate(memoStart);
         break;
       }
       count++;
@@ -175,7 +183,7 @@ export class TraceRows implements PickleFastPath {
     const b = this.b;
     if (b[at] !== MEMOIZE || b[at + 1] !== MARK) return -1;
     this.pos = at + 2;
-    this.memo.push(ROW_STAND_IN);
+    this.memo.pushIndex(this.rowIndex);
     if (!this.key('action')) return -1;
     const code = actionCode(this.value());
     if (code < 0) return -1;
@@ -185,7 +193,7 @@ export class TraceRows implements PickleFastPath {
     const memoAt = this.memo.length;
     if (!this.key('addr')) {
       this.pos = keyAt;
-      this.memo.length = memoAt;
+      this.memo.truncate(memoAt);
       if (code !== Action.oom || !this.key('device_free')) return -1;
     }
     const addr = this.int();
@@ -226,11 +234,11 @@ export class TraceRows implements PickleFastPath {
     const b = this.b;
     const p = this.pos;
     const op = b[p];
-    if (op === BINGET && p + 2 <= b.length && this.memo[b[p + 1]!] === name) {
+    if (op === BINGET && p + 2 <= b.length && this.memo.get(b[p + 1]!) === name) {
       this.pos = p + 2;
       return true;
     }
-    if (op === LONG_BINGET && p + 5 <= b.length && this.memo[this.view.getUint32(p + 1, true)] === name) {
+    if (op === LONG_BINGET && p + 5 <= b.length && this.memo.get(this.view.getUint32(p + 1, true)) === name) {
       this.pos = p + 5;
       return true;
     }
@@ -285,7 +293,7 @@ export class TraceRows implements PickleFastPath {
     let slot = -1;
     if (b[this.pos] === MEMOIZE) {
       slot = this.memo.length;
-      this.memo.push(SKIPPED_STAND_IN);
+      this.memo.pushIndex(this.skippedIndex);
       this.pos++;
     }
     this.emptyCacheSeen = false;
@@ -323,8 +331,8 @@ export class TraceRows implements PickleFastPath {
       this.collecting = false;
       const k = this.columns.internFrames(this.listFrames, this.listIds, this.listLength);
       this.entryList = k;
-      if (slot >= 0) this.memo[slot] = (this.standIns[2 * k + marked] ??= new FastPathStandIn(k, marked)) as unknown as PickleValue;
-    } else if (marked && slot >= 0) this.memo[slot] = MARKED_STAND_IN;
+      if (slot >= 0) this.memo.setIndex(slot, (this.standIns[2 * k + marked] ??= this.memo.share(new FastPathStandIn(k, marked) as unknown as PickleValue)));
+    } else if (marked && slot >= 0) this.memo.setIndex(slot, this.markedIndex);
     return marked;
   }
 
@@ -351,7 +359,7 @@ export class TraceRows implements PickleFastPath {
         ref = this.view.getUint32(p + 1, true);
         this.pos = p + 5;
       } else return false;
-      const v: Read = ref < this.memo.length ? this.memo[ref]! : NO;
+      const v: Read = ref < this.memo.length ? this.memo.get(ref)! : NO;
       if (!isFrame(v)) return false;
       if ((v as Record<string, PickleValue>).name === 'empty_cache') this.emptyCacheSeen = true;
       if (this.collecting) {
@@ -378,7 +386,7 @@ export class TraceRows implements PickleFastPath {
     }
     this.pos++;
     const frame = { name, filename, line: line as PickleValue };
-    memo[slot] = frame;
+    memo.set(slot, frame);
     if (name === 'empty_cache') this.emptyCacheSeen = true;
     if (this.collecting) {
       this.normalizeLine(frame as unknown as Frame);
@@ -426,13 +434,13 @@ export class TraceRows implements PickleFastPath {
         if (p + 2 > n) return NO;
         const i = b[p + 1]!;
         this.pos = p + 2;
-        return i < memo.length ? memo[i]! : NO;
+        return i < memo.length ? memo.get(i)! : NO;
       }
       case LONG_BINGET: {
         if (p + 5 > n) return NO;
         const i = this.view.getUint32(p + 1, true);
         this.pos = p + 5;
-        return i < memo.length ? memo[i]! : NO;
+        return i < memo.length ? memo.get(i)! : NO;
       }
       case SHORT_BINUNICODE: {
         if (p + 2 > n) return NO;
@@ -441,7 +449,7 @@ export class TraceRows implements PickleFastPath {
         const s = this.strings.get(p + 2, len);
         this.pos = p + 2 + len;
         if (b[this.pos] === MEMOIZE) {
-          memo.push(s);
+          memo.pushString(s);
           this.pos++;
         }
         return s;
