@@ -21,6 +21,11 @@ export class PickleMemo {
     return this.count;
   }
 
+  /** How many values the entries hold between them. */
+  get distinct(): number {
+    return this.values.length;
+  }
+
   /** Forgets the entries from `length` on: a read that stored them was rewound. */
   truncate(length: number): void {
     if (length < this.count) this.count = length;
