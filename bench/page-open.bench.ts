@@ -12,7 +12,7 @@ import { gunzipSync } from 'fflate';
 import { preview } from 'vite';
 import { launch } from '../tests/browser/chromium';
 import { fixture, median, report, ROOT } from './harness';
-import { chromiumRss } from './process-memory';
+import { chromiumRss, sampleRenderer } from './process-memory';
 
 const RUNS = 3;
 
@@ -34,25 +34,6 @@ interface OpenTimes {
    * the tuning guide (the work that starts after the first view) finished, and once they had. */
   peakGrewMB?: number;
   settledGrewMB?: number;
-}
-
-/** Samples the renderer's resident memory every 100 ms until stopped; resolves with the largest seen. */
-function sampleRenderer(browser: import('playwright-core').Browser): { stop(): Promise<number> } {
-  let peak = 0;
-  let running = true;
-  const loop = (async () => {
-    while (running) {
-      peak = Math.max(peak, (await chromiumRss(browser)).renderer);
-      await new Promise((r) => setTimeout(r, 100));
-    }
-  })();
-  return {
-    stop: async () => {
-      running = false;
-      await loop;
-      return peak;
-    },
-  };
 }
 
 /** The uncompressed files: the lab and real fixtures, and a 320 MB repetition of GPT-2's steps. */
@@ -161,7 +142,7 @@ export async function benchPageOpen(): Promise<void> {
       for (let r = 0; r < count && !crashed; r++) {
         // Each run opens the file over another source, as a user does.
         await page.evaluate('window.splitscope.ready()');
-        const sampler = memoryGoal ? sampleRenderer(browser) : null;
+        const sampler = memoryGoal ? await sampleRenderer(browser) : null;
         await page.setInputFiles('input[type=file]', file);
         await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes(${JSON.stringify(name)}) || document.querySelector('p.error.banner')`, undefined, { timeout: 300_000, polling: 10 });
         const alert = await page.evaluate<string | null>(`document.querySelector('p.error.banner')?.textContent ?? null`);
