@@ -37,6 +37,10 @@ test("while the workload plays, the map's GPU frames keep up with the cursor rat
   // One frame in flight at a time: where the GPU takes longer than an animation frame (SwiftShader
   // here), a frame per seek queued without bound: each frame finished 1.4 s after it was sent after
   // 3 s of playing, and the backlog took a core from the next file's open.
+  // Without a GPU adapter there is neither a WebGPU map nor a stress run: say so, not a click's timeout.
+  await expect
+    .poll(() => session.page.locator('canvas.segment-map-canvas').getAttribute('data-backend'), { timeout: 15_000, message: 'the segment map draws on WebGPU (this test needs a GPU adapter)' })
+    .toBe('webgpu');
   // The GPU stress run paused, as a user may: running, it kept the page from asking for many frames.
   await session.page.getByRole('region', { name: 'GPU stress' }).getByRole('button', { name: 'Pause' }).click({ timeout: 60_000 });
   await session.page.locator('.tl-play[aria-label=Pause]').waitFor({ timeout: 30_000 });
