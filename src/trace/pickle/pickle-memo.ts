@@ -2,8 +2,8 @@
 // entry that only stand-ins take the place of (the fast path keeps the entry in columns), so a 1 GB
 // file has some 25 million memo entries and only thousands of distinct values. The entries are indices
 // into those values, in a typed array: as one JS array of values they made a heap of 200 MB that every
-// full collection walked (3.3 s of a 1 GB file's 8.6 s parse went to the GC), and the 16 MiB slices a
-// file is read in ask for many such collections.
+// full collection walked (in Node, 3.3 s of a 1 GB file's 8.6 s parse went to the GC), and the 16 MiB
+// slices a file is read in ask for many such collections.
 import type { PickleValue } from './pickle-value';
 
 export class PickleMemo {
