@@ -15,8 +15,9 @@ import { checkSnapshot, type SnapshotForReplay } from './snapshot-checks';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, decodeSnapshotForReplay, looksLikePickle, type DecodeSnapshotOptions } from './snapshot-file';
 import { TraceRows } from './trace-rows';
 
-/** Bytes of the file read at a time. */
+/** Bytes of the file read at a time, and how many such reads are under way at once. */
 const SLICE_BYTES = 16 << 20;
+const SLICES_AHEAD = 2;
 
 /** Bytes of the inflated start that tell a pickle from anything else. */
 const HEAD_BYTES = 1024;
@@ -44,14 +45,28 @@ export async function decodeSnapshotBlob(blob: Blob, options: DecodeSnapshotOpti
   // How much of the file has been read, for progress, and the inflated bytes so far, for the bound.
   let read = 0;
   let inflated = 0;
-  // The file in large slices, the next one read while the last is parsed: Blob.stream()'s chunks
-  // of 64 KiB each cost the browser a round trip (a 1 GB file read 60% slower that way).
+  // The file in large slices, two read ahead while the last is parsed: Blob.stream()'s chunks of
+  // 64 KiB each cost the browser a round trip (a 1 GB file read 60% slower that way), and with one
+  // slice in flight the parse waited on the browser's reads (1 GB parsed in 3.8-6.2 s, 3 runs; with
+  // two, 3.6-3.9 s; 320 MB 1.37-1.44 s against 1.29-1.31).
+  const ahead: Promise<Uint8Array>[] = [];
+  let asked = 0;
   const counted = new ReadableStream<Uint8Array>({
     async pull(out) {
-      if (read >= blob.size) return out.close();
-      const slice = await bytesOf(blob.slice(read, read + SLICE_BYTES));
-      read += slice.length;
-      out.enqueue(slice);
+      while (ahead.length < SLICES_AHEAD && asked < blob.size) {
+        const slice = bytesOf(blob.slice(asked, asked + SLICE_BYTES));
+        slice.catch(() => {}); // a read after the stream was given up must not be an unhandled rejection
+        ahead.push(slice);
+        asked += SLICE_BYTES;
+      }
+      const slice = ahead.shift();
+      if (!slice) return out.close();
+      const bytes = await slice;
+      read += bytes.length;
+      out.enqueue(bytes);
+    },
+    cancel() {
+      ahead.length = 0;
     },
   });
   const stream = gz ? counted.pipeThrough(new DecompressionStream('gzip') as unknown as TransformStream<Uint8Array, Uint8Array>) : counted;
