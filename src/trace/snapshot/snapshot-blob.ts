@@ -48,7 +48,7 @@ export async function decodeSnapshotBlob(blob: Blob, options: DecodeSnapshotOpti
   // The file in large slices, two read ahead while the last is parsed: Blob.stream()'s chunks of
   // 64 KiB each cost the browser a round trip (a 1 GB file read 60% slower that way), and with one
   // slice in flight the parse waited on the browser's reads (1 GB parsed in 3.8-6.2 s, 3 runs; with
-  // two, 3.6-3.9 s; 320 MB 1.37-1.44 s against 1.29-1.31).
+  // two, 3.6-3.9 s; 320 MB, 5 runs each: 1.32-1.44 s, with two 1.23-1.36).
   const ahead: Promise<Uint8Array>[] = [];
   let asked = 0;
   const counted = new ReadableStream<Uint8Array>({
