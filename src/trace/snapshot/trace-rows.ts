@@ -373,7 +373,9 @@ export class TraceRows implements PickleFastPath {
     this.pos += 3;
     const memo = this.memo;
     const slot = memo.length;
-    memo.push(null);
+    // Its slot holds None until the frame is read (set() then stores the frame): a placeholder shared
+    // by every frame, not a value of its own.
+    memo.pushIndex(memo.share(null));
     if (this.value() !== 'name') return false;
     const name = this.value();
     if (this.value() !== 'filename') return false;
