@@ -34,6 +34,11 @@ interface GpuReport {
 const stress = (request: object) => session.page.evaluate<RunStatus>(`window.splitscope.stress(${JSON.stringify(request)})`);
 const gpu = () => session.page.evaluate<GpuReport>('window.splitscope.gpu()');
 
+/** The page found a WebGPU adapter: without one, say so rather than time out waiting for GPU work. */
+async function expectAdapter(): Promise<void> {
+  await expect.poll(async () => (await gpu()).adapter, { timeout: 15_000, message: 'GPU stress needs a WebGPU adapter (none was found)' }).not.toBeNull();
+}
+
 function expectGpu(run: RunStatus): void {
   // No adapter means no GPU result: fail, never skip.
   expect(run.gpuOff, 'GPU stress must run on a WebGPU adapter').toBeNull();
@@ -42,6 +47,7 @@ function expectGpu(run: RunStatus): void {
 }
 
 test('the page opens with the built-in workload running on the GPU', async () => {
+  await expectAdapter();
   await session.page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`, undefined, { timeout: 60_000 });
   const report = await gpu();
   expect(report.adapter).not.toBeNull();
@@ -95,6 +101,7 @@ test('at 1:1, blocks of megabytes are spread over many workgroups: clean runs fi
 });
 
 test('pause, step and play: batches the planner stepped ahead reach the GPU before the pause, a step is one batch', async () => {
+  await expectAdapter();
   const panel = session.page.getByRole('region', { name: 'GPU stress' });
   // "1,280 / 8,000 in 20 batches · ...": requests applied, of all, and batches.
   const requests = async (): Promise<{ position: number; total: number; batches: number }> => {
@@ -123,6 +130,7 @@ test('pause, step and play: batches the planner stepped ahead reach the GPU befo
 });
 
 test('a lost device is replaced, the arena rebuilt from the allocator, and the run goes on clean', async () => {
+  await expectAdapter();
   const running = stress({ source: 'kv-cache', batch: 100 });
   await session.page.waitForFunction(`window.splitscope.gpu().verifiedBlocks > 0`);
   await session.page.waitForTimeout(300);
@@ -135,6 +143,7 @@ test('a lost device is replaced, the arena rebuilt from the allocator, and the r
 });
 
 test('the panel sets workload parameters and the arena size; a bad value is refused and the run goes on', async () => {
+  await expectAdapter();
   const before = (await gpu()).mismatches;
   const panel = session.page.getByRole('region', { name: 'GPU stress' });
   await panel.getByLabel('Workload').selectOption('log-uniform');
