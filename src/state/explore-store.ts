@@ -48,13 +48,14 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
     }
     values = options.values ?? Array.from({ length: options.seeds ?? 20 }, (_, i) => i + 1);
     n = workerCount(values.length);
-    jobs = deal(values.map((seed, index) => ({ index, seed })), n).map((seeds) => ({
+    jobs = deal(values.map((seed, index) => ({ index, seed })), n).map(({ items, claim }) => ({
       kind: 'seeds',
       workload: sourceLink.id,
       params: sourceLink.params,
       config: asked,
       capacity,
-      seeds,
+      seeds: items,
+      ...(claim ? { claim } : {}),
     }));
   } else {
     values = options.values ?? [...PARAM_VALUES[axis]];
@@ -68,7 +69,7 @@ async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: numb
     }
     const stream = await sourceStream();
     if (superseded.aborted) return;
-    jobs = deal(configs, n).map((part) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: part }));
+    jobs = deal(configs, n).map(({ items, claim }) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: items, ...(claim ? { claim } : {}) }));
   }
   useExplore.setState({ axis, values, rows: values.map(() => null), done: false, error: null });
   const mine = runSweepJobsInto(jobs, useExplore, n);

@@ -8,7 +8,7 @@ import { useSession } from './session-store';
 import type { SweepRow } from '../trace/sweep/sweep';
 import type { RequestStream } from '../trace/stream/request-stream';
 import type { SweepJob, SweepMessage, SweepReply } from '../worker/sweep-worker';
-import { isShared } from '../worker/shared-stream';
+import { canShare, isShared } from '../worker/shared-stream';
 import { startWorker } from './workers';
 
 export interface SweepRun {
@@ -37,16 +37,30 @@ export function workerCount(tasks: number, asked?: number): number {
   return Math.max(1, Math.min(tasks, asked ?? Math.max(1, (navigator.hardwareConcurrency || 2) - 1)));
 }
 
-/** Jobs per worker a run is cut into: a worker the page or the browser slows down leaves its last
- * jobs to the others, where one job per worker made the run wait for the slowest (a 2-worker sweep
- * of 32 settings ran 1.4x faster than 1 worker, not 2x). */
+/** Jobs per worker a run is cut into where memory is not shared: a worker the page or the browser
+ * slows down leaves its last jobs to the others, where one job per worker made the run wait for the
+ * slowest (a 2-worker sweep of 32 settings ran 1.4x faster than 1 worker, not 2x). */
 const JOBS_PER_WORKER = 4;
 
-/** Items dealt round-robin to jobs for `workers` workers (neighbouring settings cost alike, so each
- * job costs about the same). */
-export function deal<T>(items: readonly T[], workers: number): T[][] {
+/** One job's part of a run's items (see SourceJob.claim). */
+export interface Dealt<T> {
+  items: T[];
+  claim?: Int32Array;
+}
+
+/**
+ * A run's items dealt to jobs for `workers` workers. Where memory is shared, every job holds them all
+ * and one counter, and each worker takes the next item no other has taken: none idles while another
+ * has a backlog, and none waits for the page between items. Otherwise they are dealt round-robin to
+ * JOBS_PER_WORKER jobs per worker (neighbouring settings cost alike, so each job costs about the same).
+ */
+export function deal<T>(items: readonly T[], workers: number): Dealt<T>[] {
+  if (workers > 1 && items.length > 1 && canShare()) {
+    const claim = new Int32Array(new SharedArrayBuffer(4));
+    return Array.from({ length: Math.min(workers, items.length) }, () => ({ items: [...items], claim }));
+  }
   const n = Math.max(1, Math.min(items.length, workers * JOBS_PER_WORKER));
-  return Array.from({ length: n }, (_, k) => items.filter((_, i) => i % n === k));
+  return Array.from({ length: n }, (_, k) => ({ items: items.filter((_, i) => i % n === k) }));
 }
 
 /**

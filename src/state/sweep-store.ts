@@ -72,7 +72,7 @@ async function sweep(values: (number | null)[], workers: number | undefined, sup
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc && stream.size[i]! > largest) largest = stream.size[i]!;
   useSweep.setState({ largestRequest: largest });
   const t0 = performance.now();
-  const jobs: SweepJob[] = deal(values.map((mb, index) => ({ index, mb })), n).map((settings) => ({ kind: 'source', stream, base, recorded, capacity, settings }));
+  const jobs: SweepJob[] = deal(values.map((mb, index) => ({ index, mb })), n).map(({ items, claim }) => ({ kind: 'source', stream, base, recorded, capacity, settings: items, ...(claim ? { claim } : {}) }));
   const run = runSweepJobsInto(jobs, useSweep, n);
   superseded.addEventListener('abort', run.stop);
   await run.done;

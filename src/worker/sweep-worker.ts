@@ -18,6 +18,8 @@ export interface SourceJob {
   settings: { index: number; mb: number | null }[];
   /** ... or whole configs. */
   configs?: { index: number; config: AllocatorConfig }[];
+  /** Shared with the run's other jobs, which hold the same items: take them in turn (Claimed). */
+  claim?: Int32Array;
 }
 
 export interface SeedsJob {
@@ -27,6 +29,7 @@ export interface SeedsJob {
   config: AllocatorConfig;
   capacity: Capacity | null;
   seeds: { index: number; seed: number }[];
+  claim?: Int32Array;
 }
 
 export type SweepJob = SourceJob | SeedsJob;
@@ -61,18 +64,27 @@ self.onmessage = (event: MessageEvent<SweepMessage>) => {
   } else job = m.job;
   try {
     const capacity = job.capacity ?? undefined;
+    const rows: (() => SweepReply)[] = [];
     if (job.kind === 'seeds') {
-      for (const { index, seed } of job.seeds) post({ type: 'row', index, row: seedRow(job.workload, job.params, seed, job.config, capacity) });
+      const { workload, params, config } = job;
+      for (const { index, seed } of job.seeds) rows.push(() => ({ type: 'row', index, row: seedRow(workload, params, seed, config, capacity) }));
     } else {
-      for (const { index, mb } of job.settings) {
-        post({ type: 'row', index, row: sweepRow(job.stream, job.base, job.recorded, mb, capacity) });
-      }
-      for (const { index, config } of job.configs ?? []) {
-        post({ type: 'row', index, row: configRow(job.stream, config, job.recorded, capacity) });
-      }
+      const { stream, base, recorded } = job;
+      for (const { index, mb } of job.settings) rows.push(() => ({ type: 'row', index, row: sweepRow(stream, base, recorded, mb, capacity) }));
+      for (const { index, config } of job.configs ?? []) rows.push(() => ({ type: 'row', index, row: configRow(stream, config, recorded, capacity) }));
     }
+    for (const row of claimed(rows, job.claim)) post(row());
     post({ type: 'done' });
   } catch (e) {
     post({ type: 'error', message: (e as Error).message });
   }
 };
+
+/**
+ * A job's items in the order this worker takes them: all of them, in order; or, with a claim shared by
+ * the run's jobs (which hold the same items), the next one no worker has taken yet, until none is left.
+ */
+function* claimed<T>(items: readonly T[], claim: Int32Array | undefined): Generator<T> {
+  if (!claim) return yield* items;
+  for (let i = Atomics.add(claim, 0, 1); i < items.length; i = Atomics.add(claim, 0, 1)) yield items[i]!;
+}
