@@ -15,9 +15,12 @@ import { freeBlocksBySize, segmentsByPool, segmentSummary } from '../trace/measu
 import { NO_HISTORY, replaySnapshot } from '../trace/replay/replay-snapshot';
 import type { AddressModel } from '../trace/replay/replay';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
-import { isGzip } from '../trace/snapshot/gunzip';
+import { isGzip } from '../lib/gzip-frame';
 import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
+import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
+import { COMMANDS, OPTIONS } from './cli-options';
+import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
 import { serveOpen } from './open-server';
 import { basename } from 'node:path';
@@ -53,32 +56,17 @@ FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the s
 /** A mistake on the command line: exit 2 with the message and a pointer to the usage. */
 class UsageError extends Error {}
 
-function main(argv: string[]): number | Promise<number> {
+async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
     console.log(USAGE);
     return command ? 0 : 2;
   }
-  if (!['replay', 'sweep', 'stats', 'open', 'report'].includes(command)) throw new UsageError(`unknown command '${command}'`);
+  if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'`);
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
-    options: {
-      conf: { type: 'string' },
-      capacity: { type: 'string' },
-      addresses: { type: 'string' },
-      out: { type: 'string', short: 'o' },
-      json: { type: 'boolean', default: false },
-      'max-split': { type: 'string' },
-      param: { type: 'string' },
-      values: { type: 'string' },
-      'empty-cache-at': { type: 'string' },
-      'reset-peak-at': { type: 'string' },
-      until: { type: 'string' },
-      device: { type: 'string' },
-      port: { type: 'string' },
-      host: { type: 'string' },
-    },
+    options: OPTIONS,
   });
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
   const file = positionals[0]!;
@@ -92,7 +80,7 @@ function main(argv: string[]): number | Promise<number> {
     }
     if (!values.values) throw new UsageError(`--param needs --values, e.g. --values ${PARAM_VALUES[param].join(',')}`);
     const settings = parseParamValues(param, values.values);
-    const { snapshot, traces } = loadForReplay(file);
+    const { snapshot, traces } = await loadForReplay(file);
     const run = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
     if (run.stream.length === 0) return nothingToSweep(file);
     const base = values.conf !== undefined ? parseAllocConf(values.conf).config : run.recorded;
@@ -103,7 +91,7 @@ function main(argv: string[]): number | Promise<number> {
   if (command === 'sweep') {
     if (!values['max-split']) throw new UsageError('sweep needs --max-split, e.g. --max-split 20,64,128,512,none (or --param and --values)');
     const settings = parseMaxSplitList(values['max-split']);
-    const { snapshot, traces } = loadForReplay(file);
+    const { snapshot, traces } = await loadForReplay(file);
     if (!traces.some((t) => t.length > 0)) return nothingToSweep(file);
     const rows = sweepMaxSplit(snapshot, settings, { ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
@@ -126,7 +114,7 @@ function main(argv: string[]): number | Promise<number> {
   const until = values.until?.trim();
   if (until !== undefined && !/^\d+$/.test(until)) throw new UsageError(`--until takes a request index, not '${values.until}'`);
   // Only --out needs the times and stack frames; a replay needs the columns alone.
-  const { snapshot, traces } = loadForReplay(file, values.out !== undefined);
+  const { snapshot, traces } = await loadForReplay(file, values.out !== undefined);
   requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
@@ -180,9 +168,9 @@ function deviceIndex(arg: string | undefined): number {
 }
 
 /** splitscope stats: the final state as recorded (segsum, pools, free blocks), then as the model has it at the end. */
-function stats(file: string, deviceArg: string | undefined, conf: string | undefined, capacity: Capacity | null | undefined, json: boolean): number {
+async function stats(file: string, deviceArg: string | undefined, conf: string | undefined, capacity: Capacity | null | undefined, json: boolean): Promise<number> {
   const d = deviceIndex(deviceArg);
-  const { snapshot, traces } = loadForReplay(file);
+  const { snapshot, traces } = await loadForReplay(file);
   requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
@@ -290,9 +278,16 @@ function nothingToSweep(file: string): number {
   return 1;
 }
 
+/** What entry.ts read of FILE before this module loaded (early-read.ts), until taken. */
+let early: EarlyRead | null = null;
+
 /** `details`: with each entry's time and stack frames (for an export). */
-function loadForReplay(file: string, details = false): SnapshotForReplay {
-  return decodeSnapshotForReplay(readBytes(file), { gunzip: nodeGunzip, details });
+async function loadForReplay(file: string, details = false): Promise<SnapshotForReplay> {
+  const read = early?.file === file ? early : null;
+  early = null;
+  const options = { gunzip: nodeGunzip, details };
+  if (read?.inflating) return decodeSnapshotStream(read.inflating, options);
+  return decodeSnapshotForReplay(read?.bytes ?? readBytes(file), options);
 }
 
 function readBytes(file: string): Uint8Array {
@@ -350,10 +345,19 @@ function failed(e: unknown): void {
   }
 }
 
-try {
-  const code = main(process.argv.slice(2));
-  if (typeof code === 'number') process.exitCode = code;
-  else code.then((c) => (process.exitCode = c), failed);
-} catch (e) {
-  failed(e);
+/** Runs the command line `argv`; `read`: what entry.ts read of its FILE already. */
+export function runCli(argv: string[], read: EarlyRead | null): void {
+  early = read;
+  // A read that was not taken (a mistake on the command line, say) stops inflating.
+  const untaken = (): void => early?.inflating?.cancel();
+  main(argv).then(
+    (code) => {
+      untaken();
+      process.exitCode = code;
+    },
+    (e) => {
+      untaken();
+      failed(e);
+    },
+  );
 }

@@ -1,5 +1,5 @@
 import { gunzipSync } from 'node:zlib';
-import { believedGzipSize } from '../lib/gzip-trailer';
+import { believedGzipSize } from '../lib/gzip-frame';
 
 /** Node's native zlib: several times faster than fflate for the CLI's start-to-exit time. */
 export function nodeGunzip(gz: Uint8Array, maxBytes: number): Uint8Array {

@@ -1,12 +1,17 @@
-// decodeSnapshotBlob (a file read as a stream) gives what decodeSnapshotForReplay gives for the same
-// bytes held whole: the same snapshot and trace columns, and for a bad file the same message.
+// decodeSnapshotBlob (a file read as a stream in the page) and the CLI's inflating stream give what
+// decodeSnapshotForReplay gives for the same bytes held whole: the same snapshot and trace columns,
+// and for a bad file the same message.
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync, gzipSync } from 'fflate';
 import { describe, expect, it } from 'vitest';
 import { ImportError } from '../../src/lib/import-error';
 import { writePickle } from '../../src/trace/pickle/pickle-writer';
+import { inflatingStream } from '../../src/cli/inflating-stream';
+import { nodeGunzip } from '../../src/cli/node-gunzip';
+import { isGzip } from '../../src/lib/gzip-frame';
 import { decodeSnapshotBlob } from '../../src/trace/snapshot/snapshot-blob';
+import { decodeSnapshotStream } from '../../src/trace/snapshot/snapshot-stream';
 import { decodeSnapshotForReplay, encodeSnapshotFile, type DecodeSnapshotOptions, type SnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
 
 const FIXTURES = join(__dirname, '../fixtures');
@@ -34,6 +39,16 @@ function expectSame(a: Outcome, b: Outcome): void {
 async function streamed(bytes: Uint8Array, options: DecodeSnapshotOptions = {}): Promise<Outcome> {
   try {
     return await decodeSnapshotBlob(blob(bytes), options);
+  } catch (e) {
+    if (e instanceof ImportError) return `${e.code}: ${e.message}`;
+    throw e;
+  }
+}
+
+/** As the CLI reads a gzip file (src/cli/inflating-stream.ts), with Node's zlib for the whole-file read too. */
+async function inflated(gz: Uint8Array, options: DecodeSnapshotOptions = {}): Promise<Outcome> {
+  try {
+    return await decodeSnapshotStream(inflatingStream(gz), { ...options, gunzip: nodeGunzip });
   } catch (e) {
     if (e instanceof ImportError) return `${e.code}: ${e.message}`;
     throw e;
@@ -70,6 +85,7 @@ describe('decodeSnapshotBlob', () => {
         const expected = whole(raw, { details });
         expectSame(await streamed(gz, { details }), expected);
         expectSame(await streamed(raw, { details }), expected);
+        expectSame(await inflated(gz, { details }), expected);
       }
     }, 60_000);
   }
@@ -115,6 +131,7 @@ describe('decodeSnapshotBlob', () => {
       const expected = whole(bytes, options);
       expect(typeof expected, what).toBe('string');
       expect(await streamed(bytes, options), what).toBe(expected);
+      if (isGzip(bytes)) expect(await inflated(bytes, options), `${what}, as the CLI reads it`).toBe(whole(bytes, { ...options, gunzip: nodeGunzip }));
     }
   });
 });

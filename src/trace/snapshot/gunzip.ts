@@ -3,15 +3,11 @@
 // everywhere; a platform inflater (Node's zlib in the CLI) may stand in for speed.
 import { Gunzip, gunzipSync } from 'fflate';
 import { concatBytes } from '../../lib/concat-bytes';
-import { believedGzipSize, gzipClaimedSize } from '../../lib/gzip-trailer';
+import { believedGzipSize, gzipClaimedSize } from '../../lib/gzip-frame';
 import { ImportError } from '../../lib/import-error';
 
 /** A platform inflater: it must stop at `maxBytes` of output by throwing. */
 export type PlatformGunzip = (gz: Uint8Array, maxBytes: number) => Uint8Array;
-
-export function isGzip(bytes: Uint8Array): boolean {
-  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
-}
 
 /**
  * The first `wanted` bytes `gz` inflates to (fewer if it holds fewer), inflating no more than it takes:

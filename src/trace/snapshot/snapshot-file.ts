@@ -4,7 +4,8 @@
 import { ImportError } from '../../lib/import-error';
 import { readPickle, type ReadPickleOptions } from '../pickle/pickle-reader';
 import { tuple, unsharedItems, writePickle, type PickleWritable } from '../pickle/pickle-writer';
-import { formatBytes, gunzipBounded, gunzipHead, isGzip, platformGunzip, tooLarge, type PlatformGunzip } from './gunzip';
+import { isGzip } from '../../lib/gzip-frame';
+import { formatBytes, gunzipBounded, gunzipHead, platformGunzip, tooLarge, type PlatformGunzip } from './gunzip';
 import { SNAPSHOT_WORDS, type Snapshot, type TraceEntry } from './snapshot';
 import { checkSnapshot, NOT_A_SNAPSHOT, type SnapshotForReplay } from './snapshot-checks';
 import { traceColumnsFromEntries } from './trace-columns';

@@ -1,6 +1,10 @@
-// The size a gzip stream says it inflates to (its ISIZE trailer: the size mod 2^32), and whether to
-// believe it. A claim only sizes an output buffer up front; the inflater still bounds the output, so
-// a claim that lies costs at most a buffer of the size believed.
+// What a gzip stream's frame says: the magic that starts it, and the size it inflates to (its ISIZE
+// trailer: the size mod 2^32) and whether to believe it. A claim only sizes an output buffer up front;
+// the inflater still bounds the output, so a claim that lies costs at most a buffer of the size believed.
+
+export function isGzip(bytes: Uint8Array): boolean {
+  return bytes.length >= 2 && bytes[0] === 0x1f && bytes[1] === 0x8b;
+}
 
 /** Deflate expands data at most about 1032:1; snapshots compress 5-15:1. Claims past this are refused. */
 const MAX_BELIEVED_RATIO = 64;
