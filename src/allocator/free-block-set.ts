@@ -1,8 +1,8 @@
 // The cached free blocks of one pool, ordered as PyTorch's BlockComparatorSize: (stream, size, address).
 //
-// A sorted list of short sorted chunks (as Python's sortedcontainers does): a lookup is two binary
-// searches, an update a shift within one chunk, so every operation costs O(log n + chunk) and
-// allocates nothing. `npm run bench` compares it with @js-sdsl/ordered-set (red-black tree) and
+// A sorted list of short sorted chunks (as Python's sortedcontainers does): a lookup is a binary
+// search over the chunks and a scan of one, an update a shift within one chunk, so every operation
+// costs O(log n + chunk) and allocates nothing. `npm run bench` compares it with @js-sdsl/ordered-set (red-black tree) and
 // sorted-btree (B+ tree) on real traces, where free sets hold tens to a few hundred blocks.
 import type { Block } from './block';
 
@@ -218,12 +218,12 @@ export class FreeBlockSet implements OrderedFreeBlocks {
   }
 }
 
-/** Index of the first block in `chunk` (within [lo, hi)) ordered at or after the key. */
+/**
+ * Index of the first block in `chunk` (within [lo, hi)) ordered at or after the key. A scan, not a
+ * binary search: a chunk holds at most 32 blocks, and a scan's branches are predictable where a
+ * binary search's are not (2% faster replays on both bench traces, every one of 3 runs each).
+ */
 function lowerIndex(chunk: Block[], stream: number, size: number, addr: number, hi = chunk.length, lo = 0): number {
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keyAfter(stream, size, addr, chunk[mid]!)) lo = mid + 1;
-    else hi = mid;
-  }
+  while (lo < hi && keyAfter(stream, size, addr, chunk[lo]!)) lo++;
   return lo;
 }
