@@ -12,3 +12,10 @@ test('sha256 of bytes, of a Blob whole and of a Blob streamed in chunks match no
   expect(await sha256OfStream(blob)).toBe(expected);
   expect(sha256Hex(new Uint8Array(0))).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
 });
+
+test('a Blob streamed over several slices, and an empty one, match node:crypto', async () => {
+  const bytes = new Uint8Array(40 * 2 ** 20 + 17);
+  for (let i = 0; i < bytes.length; i += 4093) bytes[i] = i >>> 12;
+  expect(await sha256OfStream(new Blob([bytes]))).toBe(createHash('sha256').update(bytes).digest('hex'));
+  expect(await sha256OfStream(new Blob([]))).toBe(createHash('sha256').digest('hex'));
+});
