@@ -425,7 +425,11 @@ function notesOf(notes: CheckNotes): string[] {
     out.push(`The trace has entries of actions this splitscope does not know (${list}), probably from a newer PyTorch: they were left out; the allocator's own events are all there.`);
   }
   if (notes.unknownLines > 0) {
-    out.push(`${grouped(notes.unknownLines)} stack ${notes.unknownLines === 1 ? 'frame has' : 'frames have'} no line number (PyTorch writes 2^64 - 1 for frames it cannot place, as in torch.compile's generated code): they show as "line unknown".`);
+    const one = notes.unknownLines === 1;
+    out.push(
+      `${grouped(notes.unknownLines)} stack ${one ? 'frame has' : 'frames have'} no line number (PyTorch writes 2^64 - 1 for frames it ` +
+        `cannot place, as in torch.compile's generated code): ${one ? 'it shows' : 'they show'} as "line unknown".`,
+    );
   }
   return out;
 }
