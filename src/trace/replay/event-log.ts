@@ -42,6 +42,11 @@ export class EventLog implements TraceSink {
     this.request[i] = this.currentRequest;
   }
 
+  /** Drops every event recorded so far. */
+  clear(): void {
+    this.length = 0;
+  }
+
   /** Event i as PyTorch writes it in device_traces (oom: device_free instead of addr). */
   entry(i: number): TraceEntry {
     const action = ACTION_NAMES[this.action[i]!]!;
