@@ -805,7 +805,7 @@ export class CachingAllocator {
 
   /** Puts a segment that existed before the model started (a trace that begins mid-run). */
   adoptSegment(addr: number, size: number, stream: number, small: boolean, pool = 0): Segment {
-    const clash = this.segmentContaining(addr) ?? this.segmentContaining(addr + size - 1);
+    const clash = [...this.segments.values()].find((s) => s.addr < addr + size && addr < s.addr + s.size);
     if (clash) throw new Error(`it overlaps the segment at ${clash.addr} (${clash.size} bytes)`);
     // It was cudaMalloc'd by the same run, before the trace began: counted as a device alloc.
     const blockPool = this.blockPool(pool, small);
