@@ -80,10 +80,11 @@ async function benchSweep(page: import('playwright-core').Page, mode: string, ju
 }
 
 /**
- * Chromium rasterizes the page (the timeline's SVG, the panels) with the GPU. Here that GPU is
+ * Chromium rasterizes the page (the panels, the timeline's axes) with the GPU. Here that GPU is
  * SwiftShader, which emulates GL on the 2 CPU cores; with GPU raster off, Skia rasterizes on the CPU.
- * Either way a headed window on Xvfb presents every frame through SwiftShader's swap (a readback and
- * an X image put: 100-300 ms a frame in a trace, the largest part of a step). With the headless ozone
+ * A headed window on Xvfb presents every frame through SwiftShader's GL. (Until the timeline's series
+ * moved to a canvas, Chromium drew its layer with 8x MSAA, 6+ concave paths, which SwiftShader did in
+ * ~100 ms a frame: the step's p95 was ~230 ms here; see views/paint-paths.ts.) With the headless ozone
  * platform Chromium runs the same compositor with no X window to present to, which is nearer a real
  * display. All three are reported; the segment map's WebGPU runs on SwiftShader in each.
  */

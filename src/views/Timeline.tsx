@@ -10,6 +10,7 @@ import { measure } from '../lib/timing';
 import { envelope, markerColumns } from '../lib/envelope';
 import { areaPath, seriesPaths } from '../plot/timeline-paths';
 import { keysTakenBy, keyTarget } from './timeline-keys';
+import { paintPaths } from './paint-paths';
 import { byteAxis } from './timeline-ticks';
 import { upperBound } from '../lib/binary-search';
 import type { TimelineAnnotation } from '../trace/measures/timeline-annotations';
@@ -83,6 +84,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const timed = overTime && time !== null && series !== null && time.length === series.allocated.length;
   const plotRef = useRef<HTMLDivElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
+  const canvasRef = useRef<HTMLCanvasElement>(null);
   const total = totalOf(series);
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
@@ -183,6 +185,8 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       root.select('.tl-allocated').attr('d', paths.allocated);
       const over = s && L.overlay && L.overlay.series.length === s.allocated.length ? L.overlay.series : null;
       root.select('.tl-overlay').attr('d', over ? areaPath(envelope(over, columns), xi, y) : '');
+      // The series' pixels come from the canvas under the SVG (see paint-paths.ts); the paths stay for exports.
+      paintPaths(canvasRef.current!, L.width, L.height, { x: MARGIN.left, y: MARGIN.top }, [...svg.querySelectorAll<SVGPathElement>('path[data-canvas]')]);
       const marked = s && L.marks ? markerColumns(L.marks, xi) : [];
       root.select('.tl-marks').attr('data-count', marked.length).attr('d', marked.map((c) => `M${c},${ih - 6}V${ih}`).join(''));
       // Markers: at most one per pixel column, all in one path each.
@@ -229,6 +233,23 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   }, []);
 
   useEffect(schedule, [series, at, overlay, marks, timed, annotations]); // eslint-disable-line react-hooks/exhaustive-deps
+
+  // A theme change recolours the SVG by itself; the canvas is painted again.
+  useEffect(() => {
+    const repaint = () => {
+      live.current.drawnKey = '';
+      schedule();
+    };
+    const scheme = window.matchMedia('(prefers-color-scheme: dark)');
+    scheme.addEventListener('change', repaint);
+    const themes = new MutationObserver(repaint);
+    themes.observe(document.documentElement, { attributes: true, attributeFilter: ['data-theme'] });
+    return () => {
+      scheme.removeEventListener('change', repaint);
+      themes.disconnect();
+    };
+    // eslint-disable-next-line react-hooks/exhaustive-deps
+  }, []);
 
   const move = (index: number) => {
     if (!total) return;
@@ -338,14 +359,16 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         onPointerDown={onPointerDown}
         onPointerMove={onPointerMove}
       >
+        <canvas ref={canvasRef} className="tl-series" aria-hidden="true" />
         <svg ref={svgRef} aria-hidden="true">
           <g className="tl-plot-area">
             <g className="tl-grid" />
-            <path className="tl-reserved-area" />
-            <path className="tl-reserved" />
-            <path className="tl-active" />
-            <path className="tl-allocated" />
-            <path className="tl-overlay" />
+            {/* Painted on the canvas under this SVG (.tl-series); hidden here, shown in exports (svg-export.ts). */}
+            <path className="tl-reserved-area" data-canvas="" />
+            <path className="tl-reserved" data-canvas="" />
+            <path className="tl-active" data-canvas="" />
+            <path className="tl-allocated" data-canvas="" />
+            <path className="tl-overlay" data-canvas="" />
             <path className="tl-marks" />
             <g className="tl-annotations" />
             <path className="tl-oom-rules" />

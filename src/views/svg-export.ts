@@ -12,7 +12,10 @@ export function standaloneSvg(svg: SVGSVGElement): string {
   const to = [clone, ...clone.querySelectorAll('*')];
   from.forEach((el, i) => {
     const style = getComputedStyle(el);
-    (to[i] as SVGElement).setAttribute('style', STYLE_PROPS.map((p) => `${p}:${style.getPropertyValue(p)}`).join(';'));
+    // A path the page paints on a canvas instead (data-canvas: see paint-paths.ts) is the picture here.
+    const value = (p: string): string => (p === 'visibility' && el.hasAttribute('data-canvas') ? 'visible' : style.getPropertyValue(p));
+    (to[i] as SVGElement).setAttribute('style', STYLE_PROPS.map((p) => `${p}:${value(p)}`).join(';'));
+    to[i]!.removeAttribute('data-canvas');
   });
   const { width, height } = svg.getBoundingClientRect();
   clone.setAttribute('xmlns', 'http://www.w3.org/2000/svg');

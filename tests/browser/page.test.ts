@@ -8,6 +8,7 @@ import { expect, test } from 'vitest';
 import { ImportError } from '../../src/lib/import-error';
 import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
 import { openPage, SHOTS as shots } from './open-page';
+import { allocatedColour, pixelsOfColour } from './series-pixels';
 
 const session = openPage();
 const SAMPLE = 'public/samples/train_gpt2-n12.pickle.gz';
@@ -162,7 +163,11 @@ test('exports: the run as a snapshot the CLI replays to the same stats, the swee
   const csv = readFileSync(await save('Sweep (.csv)'), 'utf8').trim().split('\n');
   expect(csv[0]).toMatch(/^max_split_size_mb,conf,reserved_bytes.all.peak/);
   expect(csv.length).toBeGreaterThan(20);
-  expect(readFileSync(await save('Timeline (.svg)'), 'utf8')).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  const timeline = readFileSync(await save('Timeline (.svg)'), 'utf8');
+  expect(timeline).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+  // The series, which the page paints on a canvas, are in the file as visible paths.
+  for (const series of ['tl-reserved', 'tl-allocated']) expect(timeline).toMatch(new RegExp(`<path class="${series}" d="M[^"]+" style="[^"]*visibility:visible`));
+  expect(timeline).not.toMatch(/data-canvas/);
   expect(readFileSync(await save('Timeline (.png)')).subarray(1, 4).toString()).toBe('PNG');
   // The segment map at its zoom: one rect per block drawn (and per segment band), under its ruler and lane labels.
   const mapSvg = readFileSync(await save('Segment map (.svg)'), 'utf8');
@@ -254,11 +259,17 @@ test('a large file cut off, gzip-compressed or not, is read as a stream and says
 
 test('the theme button switches to dark and light', async () => {
   const theme = session.page.getByRole('button', { name: /^Theme/ });
+  const light = await allocatedColour(session.page);
   await theme.click();
   expect(await session.page.evaluate(`document.documentElement.dataset.theme`)).toBe('dark');
+  // The timeline's canvas is painted again in the dark colours.
+  const dark = await allocatedColour(session.page);
+  expect(dark).not.toBe(light);
+  await expect.poll(() => pixelsOfColour(session.page, dark)).toBeGreaterThan(100);
   await session.page.screenshot({ path: `${shots}/dark.png` });
   await theme.click();
   expect(await session.page.evaluate(`document.documentElement.dataset.theme`)).toBe('light');
+  await expect.poll(() => pixelsOfColour(session.page, light)).toBeGreaterThan(100);
   await session.page.screenshot({ path: `${shots}/light.png` });
 });
 

@@ -7,6 +7,7 @@ import { resolve } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { launch } from './chromium';
+import { allocatedColour, pixelsOfColour } from './series-pixels';
 
 const ROOT = resolve(__dirname, '../..');
 const SHOTS = 'test-results/screenshots';
@@ -256,11 +257,19 @@ test('a new series redraws the axes only when their ticks move', async () => {
   expect(await ticks()).toBe(before);
 });
 
-test('dark theme', async () => {
+test('dark theme: the series canvas is painted again in its colours', async () => {
+  const light = await allocatedColour(page);
+  expect(await pixelsOfColour(page, light)).toBeGreaterThan(100);
   await page.emulateMedia({ colorScheme: 'dark' });
   await frame();
+  const dark = await allocatedColour(page);
+  expect(dark).not.toBe(light);
+  expect(await pixelsOfColour(page, dark)).toBeGreaterThan(100);
+  expect(await pixelsOfColour(page, light)).toBe(0);
   await page.screenshot({ path: `${SHOTS}/timeline-dark.png` });
   await page.emulateMedia({ colorScheme: 'light' });
+  await frame();
+  expect(await pixelsOfColour(page, light)).toBeGreaterThan(100);
 });
 
 test('fewer requests than pixels, and no series at all', async () => {
