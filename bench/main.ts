@@ -4,7 +4,7 @@ import { benchGpu } from './gpu.bench';
 import { benchPageLatency } from './page-latency.bench';
 import { benchPageOpen } from './page-open.bench';
 import { benchImport } from './import.bench';
-import { benchReplay } from './replay.bench';
+import { benchReplay, replayChild } from './replay.bench';
 import { benchSeek } from './seek.bench';
 import { benchSegmentMap } from './segment-map.bench';
 import { benchViews } from './views.bench';
@@ -20,6 +20,12 @@ const BENCHES: [string, () => unknown][] = [
   ['segment-map', benchSegmentMap],
   ['views', benchViews],
 ];
+
+// The replay bench's child process: one trace's figure, in a process that replays nothing else.
+if (process.argv[2] === '--replay-child') {
+  replayChild(process.argv[3]!);
+  process.exit(0);
+}
 
 // `npm run bench -- seek cli` runs only those (names as above); no names runs all.
 const asked = process.argv.slice(2);
