@@ -4,9 +4,10 @@
 // Chromium's GPU rasterizer draws a layer with 8x MSAA once it holds 6 anti-aliased concave paths
 // (cc's kMinNumberOfSlowPathsForMSAA); on a software GL (SwiftShader) that took ~100 ms a frame, the
 // largest part of a slider step. A canvas whose context is read back (`willReadFrequently`) is kept
-// in memory and drawn by the CPU: the same paths cost the main thread ~8 ms here (the strokes most),
-// once per new series (a slider step, an open; a seek moves only the SVG's cursor). An accelerated
-// canvas was no better on SwiftShader (a 200 ms step).
+// in memory and drawn by the CPU: the same paths cost the main thread ~4 ms here (8 with 1.25 px
+// lines: a stroke one device pixel wide is drawn as a hairline), once per new series (a slider step,
+// an open; a seek moves only the SVG's cursor). An accelerated canvas was no better on SwiftShader
+// (a 200 ms step).
 
 /** Paints `paths` (in order) into `canvas`, sized `width` x `height` CSS px, their coordinates offset by `origin`. */
 export function paintPaths(
