@@ -96,13 +96,16 @@ test('a rank set: one row per rank, in rank order, equal to the CLI; the what-if
 });
 
 test('a new config stops the rank digests it supersedes: two digest workers at most, the rows under the last config', async () => {
-  // Three ranks, and the page's CPU slowed (DevTools throttling slows its workers too) so that the first
-  // configs' digests are still running when the next config comes, and the last ones for seconds.
+  // Six ranks (three rounds of two workers), and the page's CPU slowed (DevTools throttling slows its
+  // workers too) so that the first configs' digests are still running when the next config comes, and
+  // the last ones for seconds. (With three ranks the last digests ended 2.5-3 s in once replays got
+  // faster: too close to the 2.5 s the check below waits.)
+  const RANKS = 6;
   const big = readFileSync('tests/fixtures/random-s3__default.pickle.gz');
   const cdp = await session.page.context().newCDPSession(session.page);
   await cdp.send('Emulation.setCPUThrottlingRate', { rate: 3 });
   try {
-    await session.page.locator('.recordings-actions input[type=file]').nth(1).setInputFiles([0, 1, 2].map((r) => ({ name: `rank_${r}.pickle.gz`, mimeType: 'application/gzip', buffer: big })));
+    await session.page.locator('.recordings-actions input[type=file]').nth(1).setInputFiles(Array.from({ length: RANKS }, (_, r) => ({ name: `rank_${r}.pickle.gz`, mimeType: 'application/gzip', buffer: big })));
     const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
     for (const conf of ['max_split_size_mb:32', 'max_split_size_mb:64']) {
       await field.fill(conf);
@@ -128,7 +131,7 @@ test('a new config stops the rank digests it supersedes: two digest workers at m
   }
   const want = cli('../random-s3__default.pickle.gz', '--conf', 'max_split_size_mb:64');
   const rows = session.page.getByRole('table', { name: 'Ranks of one job' }).locator('tbody tr');
-  for (let r = 0; r < 3; r++) expect((await rows.nth(r).locator('td.what-if').textContent())!.startsWith(`${formatSize(want['reserved_bytes.all.peak']!)} `)).toBe(true);
+  for (let r = 0; r < RANKS; r++) expect((await rows.nth(r).locator('td.what-if').textContent())!.startsWith(`${formatSize(want['reserved_bytes.all.peak']!)} `)).toBe(true);
   await session.page.locator('.recordings-head').getByRole('button', { name: 'close' }).click();
   const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
   await field.fill('');
