@@ -805,7 +805,7 @@ export class CachingAllocator {
 
   /** Puts a segment that existed before the model started (a trace that begins mid-run). */
   adoptSegment(addr: number, size: number, stream: number, small: boolean, pool = 0): Segment {
-    const clash = [...this.segments.values()].find((s) => s.addr < addr + size && addr < s.addr + s.size);
+    const clash = this.segmentOverlapping(addr, size);
     if (clash) throw new Error(`it overlaps the segment at ${clash.addr} (${clash.size} bytes)`);
     // It was cudaMalloc'd by the same run, before the trace began: counted as a device alloc.
     const blockPool = this.blockPool(pool, small);
@@ -884,8 +884,13 @@ export class CachingAllocator {
   }
 
   private segmentContaining(addr: number): Segment | undefined {
+    return this.segmentOverlapping(addr, 1);
+  }
+
+  /** A segment with any byte in [addr, addr + size). */
+  private segmentOverlapping(addr: number, size: number): Segment | undefined {
     for (const segment of this.segments.values()) {
-      if (segment.addr <= addr && addr < segment.addr + segment.size) return segment;
+      if (segment.addr < addr + size && addr < segment.addr + segment.size) return segment;
     }
     return undefined;
   }

@@ -57,7 +57,9 @@ export interface Dealt<T> {
 export function deal<T>(items: readonly T[], workers: number): Dealt<T>[] {
   if (workers > 1 && items.length > 1 && canShare()) {
     const claim = new Int32Array(new SharedArrayBuffer(4));
-    return Array.from({ length: Math.min(workers, items.length) }, () => ({ items: [...items], claim }));
+    // One array for every job: posting a job copies it anyway.
+    const all = [...items];
+    return Array.from({ length: Math.min(workers, items.length) }, () => ({ items: all, claim }));
   }
   const n = Math.max(1, Math.min(items.length, workers * JOBS_PER_WORKER));
   return Array.from({ length: n }, (_, k) => ({ items: items.filter((_, i) => i % n === k) }));
