@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import type { Browser } from 'playwright-core';
 
-interface ProcessInfo {
+export interface ProcessInfo {
   type: string;
   id: number;
 }
@@ -18,7 +18,7 @@ function rssMB(pid: number): number {
   }
 }
 
-async function processes(browser: Browser): Promise<ProcessInfo[]> {
+export async function processes(browser: Browser): Promise<ProcessInfo[]> {
   const cdp = await browser.newBrowserCDPSession();
   try {
     return ((await cdp.send('SystemInfo.getProcessInfo')) as { processInfo: ProcessInfo[] }).processInfo;
