@@ -12,6 +12,7 @@ import { SegmentMapRenderer, type SegmentMapBackend } from '../gpu/segment-map/s
 import { BLOCK_STATE_NAMES, type MemoryLayout } from '../trace/measures/memory-layout';
 import type { MapZoom } from '../state/link-schema';
 import { registerExportableMap } from './segment-map-export';
+import { setChanged } from './set-changed';
 import './segment-map.css';
 
 export interface SegmentMapProps {
@@ -87,6 +88,9 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
   const transformRef = useRef<ZoomTransform>(zoomIdentity);
   const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
   const sizeRef = useRef({ width: 0, height: 0 });
+  /** What the ruler and the lane labels last drew (they are rewritten only when that changes). */
+  const axisWidthRef = useRef(0);
+  const lanesKeyRef = useRef('');
   const tipRef = useRef<Tip | null>(null);
   const [tip, setTipState] = useState<Tip | null>(null);
   const [backend, setBackend] = useState<SegmentMapBackend | null>(null);
@@ -130,27 +134,31 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
     const root = select(svg);
     const x1 = x0 + width / pxPerByte;
     const axis = root.select<SVGGElement>('g.segment-map-axis');
-    if (g && l) {
-      const xScale = scaleLinear().domain([x0, x1]).range([0, width]);
-      const ticks = byteTicks(x0, x1, Math.floor(width / 110));
-      axis.attr('data-domain', `${x0},${x1}`).call(axisTop(xScale).tickValues(ticks).tickFormat((d) => tickLabel(d as number)).tickSizeOuter(0));
-    } else {
-      axis.selectAll('*').remove();
+    // Rewritten only when the range shown changes: a new layout seldom moves it (see set-changed.ts).
+    const domain = g && l ? `${x0},${x1}` : '';
+    if ((axis.attr('data-domain') ?? '') !== domain || axisWidthRef.current !== width) {
+      axisWidthRef.current = width;
+      if (g && l) {
+        const xScale = scaleLinear().domain([x0, x1]).range([0, width]);
+        const ticks = byteTicks(x0, x1, Math.floor(width / 110));
+        axis.attr('data-domain', domain).call(axisTop(xScale).tickValues(ticks).tickFormat((d) => tickLabel(d as number)).tickSizeOuter(0));
+      } else {
+        axis.attr('data-domain', null).selectAll('*').remove();
+      }
     }
-    const highlight = root.select<SVGRectElement>('rect.segment-map-highlight');
+    const highlight = svg.querySelector('rect.segment-map-highlight');
     const t = tipRef.current;
     if (g && l && t && t.block < l.blockAddr.length) {
       const r = blockRect(g, l, t.block);
       const left = Math.max(-4, (r.x - x0) * pxPerByte);
       const right = Math.min(width + 4, (r.x + r.w - x0) * pxPerByte);
-      highlight
-        .attr('display', null)
-        .attr('x', left - 1.5)
-        .attr('y', AXIS_HEIGHT + r.y - 1.5)
-        .attr('width', Math.max(right - left, 1) + 3)
-        .attr('height', r.h + 3);
+      setChanged(highlight, 'display', null);
+      setChanged(highlight, 'x', left - 1.5);
+      setChanged(highlight, 'y', AXIS_HEIGHT + r.y - 1.5);
+      setChanged(highlight, 'width', Math.max(right - left, 1) + 3);
+      setChanged(highlight, 'height', r.h + 3);
     } else {
-      highlight.attr('display', 'none');
+      setChanged(highlight, 'display', 'none');
     }
   }, [scale]);
 
@@ -163,14 +171,20 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
     const g = l ? fitSegmentMap(l, height) : null;
     geometryRef.current = g;
     if (g && l) rendererRef.current?.setScene(g, l, markedBlocks(l, markRef.current, canvasRef.current));
-    const lanes = select(svg)
-      .select<SVGGElement>('g.segment-map-lanes')
-      .selectAll<SVGTextElement, NonNullable<typeof g>['lanes'][number]>('text')
-      .data(g?.lanes ?? [])
-      .join('text')
-      .attr('x', 4)
-      .attr('y', (d) => AXIS_HEIGHT + d.top + Math.min(13, g!.metrics.headerHeight - 2));
-    lanes.text((d) => `${laneLabel(d)} · ${d.endSegment - d.firstSegment} segments · ${formatSize(d.bytes)}`);
+    // The lanes' labels, rewritten only when they change (a new layout often has the same lanes).
+    const lanes = (g?.lanes ?? []).map((d) => ({ y: AXIS_HEIGHT + d.top + Math.min(13, g!.metrics.headerHeight - 2), text: `${laneLabel(d)} · ${d.endSegment - d.firstSegment} segments · ${formatSize(d.bytes)}` }));
+    const lanesKey = JSON.stringify(lanes);
+    if (lanesKeyRef.current !== lanesKey) {
+      lanesKeyRef.current = lanesKey;
+      select(svg)
+        .select<SVGGElement>('g.segment-map-lanes')
+        .selectAll<SVGTextElement, (typeof lanes)[number]>('text')
+        .data(lanes)
+        .join('text')
+        .attr('x', 4)
+        .attr('y', (d) => d.y)
+        .text((d) => d.text);
+    }
     const z = zoomRef.current;
     const canvas = canvasRef.current;
     if (z && canvas && g) {

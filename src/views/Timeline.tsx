@@ -11,6 +11,7 @@ import { envelope, markerColumns } from '../lib/envelope';
 import { areaPath, seriesPaths } from '../plot/timeline-paths';
 import { keysTakenBy, keyTarget } from './timeline-keys';
 import { paintPaths } from './paint-paths';
+import { setChanged } from './set-changed';
 import { byteAxis } from './timeline-ticks';
 import { upperBound } from '../lib/binary-search';
 import type { TimelineAnnotation } from '../trace/measures/timeline-annotations';
@@ -89,7 +90,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
   live.current.timed = timed;
   live.current.time = time;
   live.current.annotations = annotations;
@@ -163,51 +164,72 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         drawAxes();
       }
 
-      // The program's phases: record_function ranges on the first strip, user_metadata on the second.
-      root
-        .select('.tl-annotations')
-        .selectAll<SVGRectElement, TimelineAnnotation>('rect')
-        .data(s ? L.annotations : [])
-        .join((enter) => enter.append('rect').call((r) => r.append('title')))
-        .attr('class', (a) => `tl-annotation tl-annotation-${a.kind}`)
-        .attr('x', (a) => xi(a.start))
-        .attr('width', (a) => Math.max(2, xi(a.end) - xi(a.start)))
-        .attr('y', (a) => (a.kind === 'range' ? 0 : STRIP + 1))
-        .attr('height', STRIP)
-        .select('title')
-        .text((a) => `${a.label}: requests ${count(a.start + 1)}–${count(a.end + 1)}`);
+      // The program's phases: record_function ranges on the first strip, user_metadata on the second
+      // (the trace's own: the same under every config, so rewritten only with the axes or the source).
+      const annotationsKey = `${axesKey}:${seriesId(L.annotations)}:${s !== null}`;
+      if (L.annotationsKey !== annotationsKey) {
+        L.annotationsKey = annotationsKey;
+        root
+          .select('.tl-annotations')
+          .selectAll<SVGRectElement, TimelineAnnotation>('rect')
+          .data(s ? L.annotations : [])
+          .join((enter) => enter.append('rect').call((r) => r.append('title')))
+          .attr('class', (a) => `tl-annotation tl-annotation-${a.kind}`)
+          .attr('x', (a) => xi(a.start))
+          .attr('width', (a) => Math.max(2, xi(a.end) - xi(a.start)))
+          .attr('y', (a) => (a.kind === 'range' ? 0 : STRIP + 1))
+          .attr('height', STRIP)
+          .select('title')
+          .text((a) => `${a.label}: requests ${count(a.start + 1)}–${count(a.end + 1)}`);
+      }
       const columns = Math.ceil(iw);
       const env = s && { reserved: envelope(s.reserved, columns), active: envelope(s.active, columns), allocated: envelope(s.allocated, columns) };
       const paths = env ? seriesPaths(env, xi, y) : { reservedArea: '', reserved: '', active: '', allocated: '' };
-      root.select('.tl-reserved-area').attr('d', paths.reservedArea);
-      root.select('.tl-reserved').attr('d', paths.reserved);
-      root.select('.tl-active').attr('d', paths.active);
-      root.select('.tl-allocated').attr('d', paths.allocated);
       const over = s && L.overlay && L.overlay.series.length === s.allocated.length ? L.overlay.series : null;
-      root.select('.tl-overlay').attr('d', over ? areaPath(envelope(over, columns), xi, y) : '');
+      const at = (name: string): Element | null => svg.querySelector(name);
+      // Many slider positions replay alike: the same paths leave the canvas as it is.
+      let seriesChanged = false;
+      for (const [name, d] of [
+        ['.tl-reserved-area', paths.reservedArea],
+        ['.tl-reserved', paths.reserved],
+        ['.tl-active', paths.active],
+        ['.tl-allocated', paths.allocated],
+        ['.tl-overlay', over ? areaPath(envelope(over, columns), xi, y) : ''],
+      ] as const) {
+        if (setChanged(at(name), 'd', d)) seriesChanged = true;
+      }
       // The series' pixels come from the canvas under the SVG (see paint-paths.ts); the paths stay for exports.
-      paintPaths(canvasRef.current!, L.width, L.height, { x: MARGIN.left, y: MARGIN.top }, [...svg.querySelectorAll<SVGPathElement>('path[data-canvas]')]);
-      const marked = s && L.marks ? markerColumns(L.marks, xi) : [];
-      root.select('.tl-marks').attr('data-count', marked.length).attr('d', marked.map((c) => `M${c},${ih - 6}V${ih}`).join(''));
+      const size = `${L.width}x${L.height}`;
+      if (seriesChanged || L.paintedSize !== size) {
+        L.paintedSize = size;
+        paintPaths(canvasRef.current!, L.width, L.height, { x: MARGIN.left, y: MARGIN.top }, [...svg.querySelectorAll<SVGPathElement>('path[data-canvas]')]);
+      }
+      const markers = (name: string, columns: number[], path: (c: number) => string): void => {
+        setChanged(at(name), 'data-count', columns.length);
+        setChanged(at(name), 'd', columns.map(path).join(''));
+      };
+      markers('.tl-marks', s && L.marks ? markerColumns(L.marks, xi) : [], (c) => `M${c},${ih - 6}V${ih}`);
       // Markers: at most one per pixel column, all in one path each.
       const ooms = s ? markerColumns(s.ooms, xi) : [];
-      const retries = s ? markerColumns(s.retries, xi) : [];
       // OOM: a faint rule across the plot and a ▲ on the x axis; retry: a ▼ along the top.
-      root.select('.tl-ooms').attr('data-count', ooms.length).attr('d', ooms.map((c) => `M${c - 4.5},${ih - 0.5}l4.5,-8l4.5,8z`).join(''));
-      root.select('.tl-oom-rules').attr('d', ooms.map((c) => `M${c},0V${ih}`).join(''));
-      root.select('.tl-retries').attr('data-count', retries.length).attr('d', retries.map((c) => `M${c - 4},0.5h8l-4,7z`).join(''));
+      markers('.tl-ooms', ooms, (c) => `M${c - 4.5},${ih - 0.5}l4.5,-8l4.5,8z`);
+      setChanged(at('.tl-oom-rules'), 'd', ooms.map((c) => `M${c},0V${ih}`).join(''));
+      markers('.tl-retries', s ? markerColumns(s.retries, xi) : [], (c) => `M${c - 4},0.5h8l-4,7z`);
       // Inserted calls: a dashed rule after their request.
-      const callColumns = s ? markerColumns(Int32Array.from(L.calls), xi) : [];
-      root.select('.tl-calls').attr('data-count', callColumns.length).attr('d', callColumns.map((c) => `M${c},0V${ih}`).join(''));
-      root.selectAll('.tl-grid, .tl-x, .tl-y').attr('visibility', s ? null : 'hidden');
+      markers('.tl-calls', s ? markerColumns(Int32Array.from(L.calls), xi) : [], (c) => `M${c},0V${ih}`);
+      for (const el of svg.querySelectorAll('.tl-grid, .tl-x, .tl-y')) setChanged(el, 'visibility', s ? null : 'hidden');
     }
 
     // The cursor: a line and dots on allocated and reserved.
     const cx = s && L.cursor >= 0 ? xi(L.cursor) : -100;
-    root.selectAll('.tl-cursor, .tl-dot-reserved, .tl-dot-allocated').attr('visibility', cx < 0 ? 'hidden' : null);
-    root.select('.tl-cursor').attr('x1', cx).attr('x2', cx).attr('y1', 0).attr('y2', ih);
-    root.select('.tl-dot-reserved').attr('cx', cx).attr('cy', s && L.cursor >= 0 ? y(s.reserved[L.cursor]!) : -100);
-    root.select('.tl-dot-allocated').attr('cx', cx).attr('cy', s && L.cursor >= 0 ? y(s.allocated[L.cursor]!) : -100);
+    for (const el of svg.querySelectorAll('.tl-cursor, .tl-dot-reserved, .tl-dot-allocated')) setChanged(el, 'visibility', cx < 0 ? 'hidden' : null);
+    const line = svg.querySelector('.tl-cursor');
+    for (const [name, v] of [['x1', cx], ['x2', cx], ['y1', 0], ['y2', ih]] as const) setChanged(line, name, v);
+    for (const [dot, values] of [['.tl-dot-reserved', s?.reserved], ['.tl-dot-allocated', s?.allocated]] as const) {
+      const el = svg.querySelector(dot);
+      setChanged(el, 'cx', cx);
+      setChanged(el, 'cy', values && L.cursor >= 0 ? y(values[L.cursor]!) : -100);
+    }
     measure('splitscope:timeline-draw', t0);
   };
 
@@ -238,6 +260,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   useEffect(() => {
     const repaint = () => {
       live.current.drawnKey = '';
+      live.current.paintedSize = '';
       schedule();
     };
     const scheme = window.matchMedia('(prefers-color-scheme: dark)');

@@ -135,6 +135,63 @@ test('a config change keeps the cursor: the state there under the new config, as
   expect(await stats()).toEqual(cli(['replay', SAMPLE, '--conf', conf]).stats);
 });
 
+test('a slider step that replays to the same picture redraws neither the map nor the timeline; a step that changes it redraws both', async () => {
+  // Counts, from the page, the map's WebGPU frames, writes to the two views' SVG, and the timeline canvas's paints and pixels.
+  const watch = () =>
+    session.page.evaluate(`(() => {
+      window.__writes = 0;
+      window.__viewsWatch?.disconnect();
+      window.__viewsWatch = new MutationObserver((ms) => (window.__writes += ms.length));
+      for (const svg of document.querySelectorAll('.segment-map-plot svg, .tl-plot svg')) window.__viewsWatch.observe(svg, { subtree: true, childList: true, attributes: true, characterData: true });
+      window.__frames = performance.getEntriesByName('splitscope:map-gpu').length;
+      // The timeline canvas's paints: each begins with a clearRect.
+      window.__paints = 0;
+      if (!window.__countsPaints) {
+        window.__countsPaints = true;
+        const clear = CanvasRenderingContext2D.prototype.clearRect;
+        CanvasRenderingContext2D.prototype.clearRect = function (...args) {
+          if (this.canvas.classList.contains('tl-series')) window.__paints++;
+          return clear.apply(this, args);
+        };
+      }
+    })()`);
+  const seen = () =>
+    session.page.evaluate<{ writes: number; frames: number; paints: number; series: number }>(`(() => {
+      const c = document.querySelector('canvas.tl-series');
+      const d = c.getContext('2d', { willReadFrequently: true }).getImageData(0, 0, c.width, c.height).data;
+      let sum = 0;
+      for (let i = 0; i < d.length; i += 4) sum = (sum * 31 + d[i] + 7 * d[i + 1] + 13 * d[i + 2] + d[i + 3]) % 1000000007;
+      return { writes: window.__writes, frames: performance.getEntriesByName('splitscope:map-gpu').length - window.__frames, paints: window.__paints, series: sum };
+    })()`);
+  // Its stats but the setting itself: equal, the two replays made the same calls.
+  const replayed = async () => {
+    const { max_split_size: _, ...rest } = await stats();
+    return rest;
+  };
+  const slider = session.page.getByRole('slider', { name: /max_split/ });
+  await slider.focus();
+  await slider.press('End');
+  await slider.press('ArrowLeft');
+  await ready();
+  const before = await seen();
+  const top = await replayed();
+  await watch();
+  // The two largest finite settings: no block of this run comes near either.
+  await slider.press('ArrowLeft');
+  await ready();
+  expect(await replayed()).toEqual(top);
+  expect(await seen()).toEqual({ writes: 0, frames: 0, paints: 0, series: before.series });
+  await watch();
+  await slider.press('Home');
+  await ready();
+  expect(await replayed()).not.toEqual(top);
+  const after = await seen();
+  expect(after.frames).toBeGreaterThan(0);
+  expect(after.writes).toBeGreaterThan(0);
+  expect(after.paints).toBeGreaterThan(0);
+  expect(after.series).not.toBe(before.series);
+});
+
 test('a typed config is checked as it is typed and replays like splitscope replay --conf', async () => {
   const field = session.page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
   await field.fill('max_split_size_mb:10');

@@ -92,6 +92,16 @@ export class SegmentMapScene {
     return { level: this.full, ranges: [...segments, ...visible] };
   }
 
+  /** Whether this scene draws exactly what `other` draws (many slider positions replay alike). */
+  looksLike(other: SegmentMapScene): boolean {
+    if (this.marking !== other.marking) return false;
+    const a = new Uint32Array(this.full.data);
+    const b = new Uint32Array(other.full.data);
+    if (a.length !== b.length) return false;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+    return true;
+  }
+
   /** GPU buffers are gone (device lost) or no longer wanted. */
   release(destroy: boolean): void {
     for (const level of [this.full, ...this.levels.values()]) {

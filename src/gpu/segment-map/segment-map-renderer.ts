@@ -85,8 +85,10 @@ export class SegmentMapRenderer {
 
   /** A new layout (or a new packing of it): rebuilds the instances. */
   setScene(geometry: SegmentMapGeometry, layout: MemoryLayout, marked: Uint8Array | null = null): void {
-    this.scene?.release(true);
     const scene = new SegmentMapScene(geometry, layout, marked);
+    // The same picture keeps the scene drawn (and its GPU buffers): no frame, no repaint to present.
+    if (this.scene?.looksLike(scene)) return;
+    this.scene?.release(true);
     this.scene = scene;
     this.invalidate();
     // Merged levels for the zooms to come, built while the page is idle (tens of ms each at 1M blocks).
@@ -98,12 +100,16 @@ export class SegmentMapRenderer {
   }
 
   setView(view: SegmentMapView): void {
+    const v = this.view;
+    const same = v.x0 === view.x0 && v.pxPerByte === view.pxPerByte && v.width === view.width && v.height === view.height && v.dpr === view.dpr;
     this.view = view;
     const w = Math.max(1, Math.round(view.width * view.dpr));
     const h = Math.max(1, Math.round(view.height * view.dpr));
+    // A canvas given a new size is cleared: drawn again even where the view is the same.
+    const resized = this.canvas.width !== w || this.canvas.height !== h;
     if (this.canvas.width !== w) this.canvas.width = w;
     if (this.canvas.height !== h) this.canvas.height = h;
-    this.invalidate();
+    if (!same || resized) this.invalidate();
   }
 
   /** Redraw in the next animation frame (several calls before it draw once). */
