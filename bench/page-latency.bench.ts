@@ -94,10 +94,11 @@ async function benchSweep(page: import('playwright-core').Page, mode: string, ju
  * compositing through SwiftShader's Vulkan, since a WebGPU canvas does not show under software
  * compositing; in a window, each frame's damaged area is then composited by SwiftShader and read
  * back for the X server, ~20 ms per million pixels on these cores, where a GPU takes about a
- * millisecond. Measured (CPU per step, printed below): the renderer does the same work in every
- * mode (~20 ms a step on the 30k trace), the GPU process ~12 ms without a window and 36-55 ms with
- * one. So the slider's and the sweep's goals are judged in the two modes a user's machine is near:
- * WebGPU with no window to present to, and Chromium's own flags in a window.
+ * millisecond. Measured (CPU per step, printed below, on the 30k trace): the renderer does the same
+ * work in every mode (~15 ms a step), the GPU process 5 ms without a window and 18-28 ms with one
+ * (most positions replay alike and draw nothing new; a step that changes the map and the timeline
+ * costs it ~40). So the slider's and the sweep's goals are judged in the two modes a user's machine
+ * is near: WebGPU with no window to present to, and Chromium's own flags in a window.
  */
 interface Mode {
   name: string;
