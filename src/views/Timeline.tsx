@@ -186,7 +186,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       const env = s && { reserved: envelope(s.reserved, columns), active: envelope(s.active, columns), allocated: envelope(s.allocated, columns) };
       const paths = env ? seriesPaths(env, xi, y) : { reservedArea: '', reserved: '', active: '', allocated: '' };
       const over = s && L.overlay && L.overlay.series.length === s.allocated.length ? L.overlay.series : null;
-      const at = (name: string): Element | null => svg.querySelector(name);
+      const part = (name: string): Element | null => svg.querySelector(name);
       // Many slider positions replay alike: the same paths leave the canvas as it is.
       let seriesChanged = false;
       for (const [name, d] of [
@@ -196,7 +196,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         ['.tl-allocated', paths.allocated],
         ['.tl-overlay', over ? areaPath(envelope(over, columns), xi, y) : ''],
       ] as const) {
-        if (setChanged(at(name), 'd', d)) seriesChanged = true;
+        if (setChanged(part(name), 'd', d)) seriesChanged = true;
       }
       // The series' pixels come from the canvas under the SVG (see paint-paths.ts); the paths stay for exports.
       const size = `${L.width}x${L.height}`;
@@ -204,16 +204,16 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         L.paintedSize = size;
         paintPaths(canvasRef.current!, L.width, L.height, { x: MARGIN.left, y: MARGIN.top }, [...svg.querySelectorAll<SVGPathElement>('path[data-canvas]')]);
       }
+      // Markers: at most one per pixel column, all in one path each.
       const markers = (name: string, columns: number[], path: (c: number) => string): void => {
-        setChanged(at(name), 'data-count', columns.length);
-        setChanged(at(name), 'd', columns.map(path).join(''));
+        setChanged(part(name), 'data-count', columns.length);
+        setChanged(part(name), 'd', columns.map(path).join(''));
       };
       markers('.tl-marks', s && L.marks ? markerColumns(L.marks, xi) : [], (c) => `M${c},${ih - 6}V${ih}`);
-      // Markers: at most one per pixel column, all in one path each.
       const ooms = s ? markerColumns(s.ooms, xi) : [];
       // OOM: a faint rule across the plot and a ▲ on the x axis; retry: a ▼ along the top.
       markers('.tl-ooms', ooms, (c) => `M${c - 4.5},${ih - 0.5}l4.5,-8l4.5,8z`);
-      setChanged(at('.tl-oom-rules'), 'd', ooms.map((c) => `M${c},0V${ih}`).join(''));
+      setChanged(part('.tl-oom-rules'), 'd', ooms.map((c) => `M${c},0V${ih}`).join(''));
       markers('.tl-retries', s ? markerColumns(s.retries, xi) : [], (c) => `M${c - 4},0.5h8l-4,7z`);
       // Inserted calls: a dashed rule after their request.
       markers('.tl-calls', s ? markerColumns(Int32Array.from(L.calls), xi) : [], (c) => `M${c},0V${ih}`);

@@ -12,8 +12,3 @@ export function setChanged(el: Element | null, name: string, value: string | num
   else el.setAttribute(name, next);
   return true;
 }
-
-/** Sets the text of `el` unless it already is. */
-export function setTextChanged(el: Element | null, text: string): void {
-  if (el && el.textContent !== text) el.textContent = text;
-}
