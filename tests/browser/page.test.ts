@@ -136,6 +136,10 @@ test('a config change keeps the cursor: the state there under the new config, as
 });
 
 test('a slider step that replays to the same picture redraws neither the map nor the timeline; a step that changes it redraws both', async () => {
+  // The map's frames are counted on WebGPU: without an adapter, say so rather than count none.
+  await expect
+    .poll(() => session.page.locator('canvas.segment-map-canvas').getAttribute('data-backend'), { timeout: 15_000, message: 'the segment map draws on WebGPU (this test needs a GPU adapter)' })
+    .toBe('webgpu');
   // Counts, from the page, the map's WebGPU frames, writes to the two views' SVG, and the timeline canvas's paints and pixels.
   const watch = () =>
     session.page.evaluate(`(() => {
