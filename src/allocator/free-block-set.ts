@@ -153,16 +153,15 @@ export class FreeBlockSet implements OrderedFreeBlocks {
     return i < chunk.length ? chunk[i] : this.chunks[c + 1]?.[0];
   }
 
-  /** Size of the largest block on any stream (0 when empty): the last block of each stream's run. */
+  /**
+   * Size of the largest block on any stream (0 when empty): the last block of each stream's run, found
+   * from the end a search a stream. (A replay asks at each new peak of reserved memory: a walk over the
+   * set there took half of train_gpt2-n150's replay at max_split_size_mb:20, 5k segments.)
+   */
   largest(): number {
     let largest = 0;
-    for (const chunk of this.chunks) {
-      for (let i = 0; i < chunk.length; i++) {
-        const b = chunk[i]!;
-        const next = chunk[i + 1];
-        if ((!next || next.stream !== b.stream) && b.size > largest) largest = b.size;
-      }
-    }
+    const end = this.chunks[this.chunks.length - 1];
+    for (let b = end?.[end.length - 1]; b; b = this.before(b.stream, -Infinity, 0)) if (b.size > largest) largest = b.size;
     return largest;
   }
 
