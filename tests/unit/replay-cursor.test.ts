@@ -50,6 +50,23 @@ test('warm() makes every checkpoint ahead in slices; then a move back replays no
   expect(stateOf(cursor.at(3_210))).toEqual(stateOf(replay(plan.stream, { ...plan.replayOptions, until: 3_210, statsOnly: true }).allocator));
 });
 
+test('checkpoints hold at most their budget of blocks, spaced by their size; seeks between equal a replay', () => {
+  const snapshot = decodeSnapshotFile(readFileSync('tests/fixtures/transformer-s1__default.pickle.gz'));
+  const plan = planSnapshotReplay(snapshot, {});
+  const n = plan.stream.length;
+  // A boundary every 64 requests, where the state holds 90-143 blocks: all of them would hold ~37k.
+  const budget = 10_000;
+  const cursor = new ReplayCursor(plan.stream, plan.replayOptions, 64, budget);
+  while (!cursor.warm(5000));
+  const { checkpoints, blocks } = cursor.checkpointsHeld;
+  expect(blocks).toBeLessThanOrEqual(budget);
+  expect(blocks).toBeGreaterThan(budget / 2);
+  expect(checkpoints).toBeGreaterThan(budget / 2 / 143);
+  for (const i of [n - 1, 9_999, 130, 17_001, 64 * 7, 3]) {
+    expect([i, stateOf(cursor.at(i))]).toEqual([i, stateOf(replay(plan.stream, { ...plan.replayOptions, until: i, statsOnly: true }).allocator)]);
+  }
+});
+
 test.each(CASES)('%s: a visit partway through a whole replay sees the state a replay stopped there leaves, and the rest runs on unchanged', (file, options) => {
   const snapshot = decodeSnapshotFile(readFileSync(`tests/fixtures/${file}`));
   const plan = planSnapshotReplay(snapshot, options);

@@ -385,30 +385,56 @@ function restore(checkpoint: Checkpoint, stream: RequestStream, shared: Readonly
   return runOf(stream, blocks, state);
 }
 
+/** How many blocks (live and free) the run's segments hold: what a checkpoint of it copies. */
+function blockCount(run: ReplayRun): number {
+  let n = 0;
+  for (const segment of run.allocator.segments.values()) for (let b: Block | null = segment.head; b; b = b.next) n++;
+  return n;
+}
+
+/**
+ * Blocks all checkpoints together hold at most, whatever the trace's length (~570 bytes each: ~150 MB).
+ * At the default settings the traces here hold under a thousand blocks a checkpoint, far inside it; a
+ * small max_split_size_mb makes thousands of segments, and a checkpoint at every boundary held them all
+ * (train_gpt2-n150 at 20 MiB: 4.5k blocks each, 346 MB of checkpoints, 1.4 s to make them after each
+ * replay). Within the budget a checkpoint of S blocks comes at least S * length / budget requests after
+ * the one before, so the checkpoints of a large state are fewer and farther apart.
+ */
+const CHECKPOINT_BLOCKS = 2 ** 18;
+
 /**
  * The allocator at any request. A move forward applies the requests between; a move back starts from
- * the nearest checkpoint before (a copy of the run kept every `every` requests as the cursor first
- * passes there), so that no move replays more than `every` requests once checkpoints exist. For
+ * the nearest checkpoint before (a copy of the run kept at a multiple of `every` requests as the
+ * cursor first passes there), so that no move replays more than `every` requests once checkpoints
+ * exist, or more than the spacing a large state gets (CHECKPOINT_BLOCKS). For
  * cursors that play, step and seek (the views), not for figures that need the whole run.
  */
 export class ReplayCursor {
   private run: ReplayRun | null = null;
   /** Where `run` began (request, and its live ids then): what its blocks array holds beyond nulls. */
   private origin: { next: number; ids: Int32Array } = { next: 0, ids: new Int32Array(0) };
-  /** checkpoints[k]: the run before request k * every. */
-  private readonly checkpoints: (Checkpoint | undefined)[] = [];
+  /** checkpoints[k]: the run before request k * every (null: that boundary is passed over). */
+  private readonly checkpoints: (Checkpoint | null | undefined)[] = [];
   private shared: ReadonlySet<object> | null = null;
   /** A run that goes ahead of the cursor to make checkpoints (warm()). */
   private scout: ReplayRun | null = null;
+  private warmed = false;
   readonly every: number;
+  /** Requests between checkpoints per block a checkpoint holds, at least. */
+  private readonly perBlock: number;
+  /** Blocks the checkpoints hold. */
+  private held = 0;
 
   constructor(
     private readonly stream: RequestStream,
     private readonly options: Omit<ReplayOptions, 'until' | 'statsOnly'>,
     /** Default: 2048 requests, or more so that a trace has at most 256 checkpoints. */
     every?: number,
+    /** Blocks all checkpoints together may hold (about: see runTo). */
+    blockBudget = CHECKPOINT_BLOCKS,
   ) {
     this.every = every ?? Math.max(2048, Math.ceil(stream.length / 256));
+    this.perBlock = stream.length / blockBudget;
   }
 
   /** The allocator after request `index` (its state belongs to this cursor: read it, do not change it). */
@@ -436,16 +462,22 @@ export class ReplayCursor {
    */
   warm(requests: number): boolean {
     const n = this.stream.length;
-    if (this.checkpointBefore(n) * this.every + this.every > n) return true;
+    if (this.warmed || this.checkpointBefore(n) * this.every + this.every > n) return true;
     if (!this.scout) {
       const k = this.checkpointBefore(n);
       this.scout = k > 0 ? restore(this.checkpoints[k]!, this.stream, this.shared!) : this.start();
     }
     const scout = this.scout;
     this.runTo(scout, Math.min(n, scout.next + requests));
-    const done = scout.next + this.every > n;
-    if (done) this.scout = null;
-    return done;
+    // Past the last boundary: every checkpoint there will be exists (some boundaries are passed over).
+    this.warmed = scout.next + this.every > n;
+    if (this.warmed) this.scout = null;
+    return this.warmed;
+  }
+
+  /** Checkpoints made so far, and the blocks they hold (for tests and benchmarks). */
+  get checkpointsHeld(): { checkpoints: number; blocks: number } {
+    return { checkpoints: this.checkpoints.filter(Boolean).length, blocks: this.held };
   }
 
   /** `run`'s blocks array set back to nulls, or undefined when a new one is cheaper. */
@@ -471,13 +503,23 @@ export class ReplayCursor {
     return 0;
   }
 
-  /** Advances `run` to `end`, leaving a checkpoint at every boundary it passes that has none. */
+  /**
+   * Advances `run` to `end`, leaving a checkpoint at each boundary it passes that has none, unless the
+   * one before is nearer than the state's size asks (the boundary is then passed over for good).
+   */
   private runTo(run: ReplayRun, end: number): void {
     while (run.next < end) {
       const stop = Math.min(end, (Math.floor(run.next / this.every) + 1) * this.every);
       advance(run, stop);
       const k = stop / this.every;
-      if (stop < this.stream.length && Number.isInteger(k) && !this.checkpoints[k]) this.checkpoints[k] = checkpointOf(run, this.shared!);
+      if (stop >= this.stream.length || !Number.isInteger(k) || this.checkpoints[k] !== undefined) continue;
+      // Each checkpoint's blocks are paid for by the requests since the one before, so that together
+      // they hold at most the budget (twice it where a seek's run left one between two others).
+      const since = (k - this.checkpointBefore(stop - 1)) * this.every;
+      const blocks = blockCount(run);
+      const take = since >= blocks * this.perBlock;
+      this.checkpoints[k] = take ? checkpointOf(run, this.shared!) : null;
+      if (take) this.held += blocks;
     }
   }
 }
