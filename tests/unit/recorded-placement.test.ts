@@ -67,3 +67,17 @@ describe('a segment adopted before the trace began', () => {
     expect(() => allocator.adoptSegment(BASE + 6 * MiB, 2 * MiB, 0, false)).not.toThrow();
   });
 });
+
+test('the driver model puts spare room in the newest chunk that has it, after most chunks were given back', () => {
+  // 200 chunks of 32 MiB, each with a 20 MiB segment (12 MiB spare); 150 given back, so their slots
+  // are compacted away. A 10 MiB segment goes to the newest chunk left, the next one to the one before.
+  const d = new DriverPlacement();
+  const segments = Array.from({ length: 200 }, () => d.place(20 * MiB));
+  const kept = segments.filter((_, i) => i % 4 === 1);
+  for (const [i, addr] of segments.entries()) if (i % 4 !== 1) d.release(addr);
+  expect(d.place(10 * MiB)).toBe(kept.at(-1)! + 20 * MiB);
+  expect(d.place(10 * MiB)).toBe(kept.at(-2)! + 20 * MiB);
+  // A 2 MiB one fits the newest chunk's 2 MiB left.
+  expect(d.place(2 * MiB)).toBe(kept.at(-1)! + 30 * MiB);
+});
+

@@ -17,6 +17,7 @@
 // can put a chunk lower than this model does; and what was mapped before a recording began is
 // unknown, so address space the model has not seen released counts as taken.
 
+import { MaxTree } from '../../lib/max-tree';
 import { AddressReservations } from './address-reservations';
 import type { DevicePlacement } from './segment-placement';
 import { MiB } from '../constants';
@@ -40,6 +41,8 @@ const alignDown = (x: number, a: number): number => Math.floor(x / a) * a;
 const alignUp = (x: number, a: number): number => Math.ceil(x / a) * a;
 
 interface Chunk {
+  /** Its place in creation order (DriverPlacement.chunks). */
+  slot: number;
   start: number;
   end: number;
   /** Occupied ranges sorted by address: segments, plus room the driver (or an unseen owner) holds. */
@@ -48,13 +51,16 @@ interface Chunk {
   /** Which of those ranges are segments: only they are released, so a chunk holding room for
    * someone else (the driver's region, or what occupy() could not account for) is never given back. */
   seg: boolean[];
-  /** Largest gap, cached so the spare-room scan can skip full chunks. */
+  /** Largest gap (DriverPlacement.gaps holds it too). */
   maxGap: number;
 }
 
 export class DriverPlacement implements DevicePlacement {
-  /** Live chunks in creation order: spare room is searched newest first. */
-  private readonly chunks: Chunk[] = [];
+  /** Chunks in creation order (null: given back), and how many are live. */
+  private chunks: (Chunk | null)[] = [];
+  private live = 0;
+  /** Each chunk's largest gap by slot: spare room is searched newest first, without a scan. */
+  private readonly gaps = new MaxTree();
   private readonly owner = new Map<number, Chunk>();
   /** Free ranges left by released chunks, sorted and merged: parallel arrays of [lo, hi). */
   private readonly freeLo: number[] = [];
@@ -78,9 +84,9 @@ export class DriverPlacement implements DevicePlacement {
   }
 
   place(size: number): number {
-    for (let i = this.chunks.length - 1; i >= 0; i--) {
-      const chunk = this.chunks[i]!;
-      if (chunk.maxGap < size) continue;
+    const slot = this.gaps.lastAtLeast(size);
+    if (slot >= 0) {
+      const chunk = this.chunks[slot]!;
       const addr = smallestGap(chunk, size);
       this.insert(chunk, addr, addr + size, true);
       this.owner.set(addr, chunk);
@@ -112,10 +118,13 @@ export class DriverPlacement implements DevicePlacement {
       chunk.lo.splice(i, 1);
       chunk.hi.splice(i, 1);
       chunk.seg.splice(i, 1);
-      chunk.maxGap = largestGap(chunk);
+      this.measureGaps(chunk);
     }
     if (chunk.lo.length > 0) return;
-    this.chunks.splice(this.chunks.indexOf(chunk), 1);
+    this.chunks[chunk.slot] = null;
+    this.gaps.set(chunk.slot, -Infinity);
+    this.live--;
+    if (this.chunks.length > 64 && this.live * 2 < this.chunks.length) this.compact();
     this.giveFree(chunk.start, chunk.end);
   }
 
@@ -129,7 +138,7 @@ export class DriverPlacement implements DevicePlacement {
 
   occupy(addr: number, size: number): void {
     for (const chunk of this.chunks) {
-      if (chunk.start <= addr && addr + size <= chunk.end && isFree(chunk, addr, addr + size)) {
+      if (chunk && chunk.start <= addr && addr + size <= chunk.end && isFree(chunk, addr, addr + size)) {
         this.insert(chunk, addr, addr + size, true);
         this.owner.set(addr, chunk);
         return;
@@ -155,9 +164,26 @@ export class DriverPlacement implements DevicePlacement {
   }
 
   private addChunk(start: number, end: number): Chunk {
-    const chunk: Chunk = { start, end, lo: [], hi: [], seg: [], maxGap: end - start };
+    const chunk: Chunk = { slot: this.chunks.length, start, end, lo: [], hi: [], seg: [], maxGap: end - start };
     this.chunks.push(chunk);
+    this.live++;
+    this.gaps.set(chunk.slot, chunk.maxGap);
     return chunk;
+  }
+
+  private measureGaps(chunk: Chunk): void {
+    chunk.maxGap = largestGap(chunk);
+    this.gaps.set(chunk.slot, chunk.maxGap);
+  }
+
+  /** Drops the slots of chunks given back (more than half of them), keeping the order. */
+  private compact(): void {
+    this.chunks = this.chunks.filter((c) => c !== null);
+    this.gaps.clear();
+    this.chunks.forEach((chunk, slot) => {
+      chunk!.slot = slot;
+      this.gaps.set(slot, chunk!.maxGap);
+    });
   }
 
   private insert(chunk: Chunk, lo: number, hi: number, seg: boolean): void {
@@ -166,7 +192,7 @@ export class DriverPlacement implements DevicePlacement {
     chunk.lo.splice(i, 0, lo);
     chunk.hi.splice(i, 0, hi);
     chunk.seg.splice(i, 0, seg);
-    chunk.maxGap = largestGap(chunk);
+    this.measureGaps(chunk);
   }
 
   /** Removes [lo, hi) from the free ranges (a chunk was placed or found there). */

@@ -8,6 +8,7 @@ import { DriverPlacement, driverPlacementFor } from '../../allocator/placement/d
 import type { DevicePlacement } from '../../allocator/placement/segment-placement';
 import { Stat } from '../../allocator/stats';
 import { constructedCopier, fork, type Copier, type Copiers } from '../../lib/fork';
+import { MaxTree } from '../../lib/max-tree';
 import { EventLog } from './event-log';
 import { adoptInitialState } from './initial-state';
 import { RecordedPlacement } from '../../allocator/placement/recorded-placement';
@@ -351,6 +352,7 @@ export const CHECKPOINT_COPIERS: Copiers = new Map<object, Copier>([
   [DriverPlacement.prototype, constructedCopier(() => new DriverPlacement())],
   [RecordedPlacement.prototype, constructedCopier(() => new RecordedPlacement([], new DriverPlacement(), () => {}))],
   [AddressReservations.prototype, constructedCopier(() => new AddressReservations())],
+  [MaxTree.prototype, constructedCopier(() => new MaxTree())],
 ]);
 
 /**
