@@ -81,3 +81,13 @@ test('the driver model puts spare room in the newest chunk that has it, after mo
   expect(d.place(2 * MiB)).toBe(kept.at(-1)! + 30 * MiB);
 });
 
+
+test("a segment the driver model is told of goes into the spare room of the chunk around it, not a chunk of its own", () => {
+  const d = new DriverPlacement();
+  d.place(24 * MiB); // the driver's region's 24 MiB of room
+  const a = d.place(20 * MiB); // a 32 MiB chunk: [a, a + 20 MiB) taken, 12 MiB spare
+  d.occupy(a + 24 * MiB, 4 * MiB);
+  // That chunk's gaps are now 4 MiB at a + 20 and 4 MiB at a + 28: the lowest of the smallest.
+  expect(d.place(4 * MiB)).toBe(a + 20 * MiB);
+  expect(d.place(4 * MiB)).toBe(a + 28 * MiB);
+});

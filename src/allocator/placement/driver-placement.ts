@@ -61,6 +61,8 @@ export class DriverPlacement implements DevicePlacement {
   private live = 0;
   /** Each chunk's largest gap by slot: spare room is searched newest first, without a scan. */
   private readonly gaps = new MaxTree();
+  /** Live chunks by the 32 MiB units they cover, each unit's in creation order: where occupy() looks. */
+  private readonly byUnit = new Map<number, Chunk[]>();
   private readonly owner = new Map<number, Chunk>();
   /** Free ranges left by released chunks, sorted and merged: parallel arrays of [lo, hi). */
   private readonly freeLo: number[] = [];
@@ -124,6 +126,11 @@ export class DriverPlacement implements DevicePlacement {
     this.chunks[chunk.slot] = null;
     this.gaps.set(chunk.slot, -Infinity);
     this.live--;
+    for (const unit of unitsOf(chunk)) {
+      const list = this.byUnit.get(unit)!;
+      list.splice(list.indexOf(chunk), 1);
+      if (list.length === 0) this.byUnit.delete(unit);
+    }
     if (this.chunks.length > 64 && this.live * 2 < this.chunks.length) this.compact();
     this.giveFree(chunk.start, chunk.end);
   }
@@ -137,8 +144,10 @@ export class DriverPlacement implements DevicePlacement {
   }
 
   occupy(addr: number, size: number): void {
-    for (const chunk of this.chunks) {
-      if (chunk && chunk.start <= addr && addr + size <= chunk.end && isFree(chunk, addr, addr + size)) {
+    // Only a chunk covering addr's unit can hold the range (chunks overlap only where occupy() made one
+    // over a taken range).
+    for (const chunk of this.byUnit.get(Math.floor(addr / CHUNK)) ?? []) {
+      if (chunk.start <= addr && addr + size <= chunk.end && isFree(chunk, addr, addr + size)) {
         this.insert(chunk, addr, addr + size, true);
         this.owner.set(addr, chunk);
         return;
@@ -168,6 +177,11 @@ export class DriverPlacement implements DevicePlacement {
     this.chunks.push(chunk);
     this.live++;
     this.gaps.set(chunk.slot, chunk.maxGap);
+    for (const unit of unitsOf(chunk)) {
+      const list = this.byUnit.get(unit);
+      if (list) list.push(chunk);
+      else this.byUnit.set(unit, [chunk]);
+    }
     return chunk;
   }
 
@@ -226,6 +240,11 @@ export class DriverPlacement implements DevicePlacement {
       this.freeHi.shift();
     }
   }
+}
+
+/** The 32 MiB units a chunk covers. */
+function* unitsOf(chunk: Chunk): Generator<number> {
+  for (let unit = Math.floor(chunk.start / CHUNK); unit * CHUNK < chunk.end; unit++) yield unit;
 }
 
 /** Bottom of the smallest gap in `chunk` that holds `size` (lowest on a tie); the caller checked one exists. */
