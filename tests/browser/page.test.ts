@@ -34,14 +34,19 @@ test('opens on a built-in workload whose cursor is already moving', async () => 
   await session.page.screenshot({ path: `${shots}/opening.png` });
 });
 
+/** Fails, saying so, where the segment map does not draw on WebGPU (no GPU adapter). */
+async function mapOnWebGpu(): Promise<void> {
+  await expect
+    .poll(() => session.page.locator('canvas.segment-map-canvas').getAttribute('data-backend'), { timeout: 15_000, message: 'the segment map draws on WebGPU (this test needs a GPU adapter)' })
+    .toBe('webgpu');
+}
+
 test("while the workload plays, the map's GPU frames keep up with the cursor rather than queue", async () => {
   // One frame in flight at a time: where the GPU takes longer than an animation frame (SwiftShader
   // here), a frame per seek queued without bound: each frame finished 1.4 s after it was sent after
   // 3 s of playing, and the backlog took a core from the next file's open.
   // Without a GPU adapter there is neither a WebGPU map nor a stress run: say so, not a click's timeout.
-  await expect
-    .poll(() => session.page.locator('canvas.segment-map-canvas').getAttribute('data-backend'), { timeout: 15_000, message: 'the segment map draws on WebGPU (this test needs a GPU adapter)' })
-    .toBe('webgpu');
+  await mapOnWebGpu();
   // The GPU stress run paused, as a user may: running, it kept the page from asking for many frames.
   await session.page.getByRole('region', { name: 'GPU stress' }).getByRole('button', { name: 'Pause' }).click({ timeout: 60_000 });
   await session.page.locator('.tl-play[aria-label=Pause]').waitFor({ timeout: 30_000 });
@@ -137,9 +142,7 @@ test('a config change keeps the cursor: the state there under the new config, as
 
 test('a slider step that replays to the same picture redraws neither the map nor the timeline; a step that changes it redraws both', async () => {
   // The map's frames are counted on WebGPU: without an adapter, say so rather than count none.
-  await expect
-    .poll(() => session.page.locator('canvas.segment-map-canvas').getAttribute('data-backend'), { timeout: 15_000, message: 'the segment map draws on WebGPU (this test needs a GPU adapter)' })
-    .toBe('webgpu');
+  await mapOnWebGpu();
   // Counts, from the page, the map's WebGPU frames, writes to the two views' SVG, and the timeline canvas's paints and pixels.
   const watch = () =>
     session.page.evaluate(`(() => {

@@ -51,8 +51,6 @@ interface Chunk {
   /** Which of those ranges are segments: only they are released, so a chunk holding room for
    * someone else (the driver's region, or what occupy() could not account for) is never given back. */
   seg: boolean[];
-  /** Largest gap (DriverPlacement.gaps holds it too). */
-  maxGap: number;
 }
 
 export class DriverPlacement implements DevicePlacement {
@@ -173,10 +171,10 @@ export class DriverPlacement implements DevicePlacement {
   }
 
   private addChunk(start: number, end: number): Chunk {
-    const chunk: Chunk = { slot: this.chunks.length, start, end, lo: [], hi: [], seg: [], maxGap: end - start };
+    const chunk: Chunk = { slot: this.chunks.length, start, end, lo: [], hi: [], seg: [] };
     this.chunks.push(chunk);
     this.live++;
-    this.gaps.set(chunk.slot, chunk.maxGap);
+    this.gaps.set(chunk.slot, end - start);
     for (const unit of unitsOf(chunk)) {
       const list = this.byUnit.get(unit);
       if (list) list.push(chunk);
@@ -185,9 +183,9 @@ export class DriverPlacement implements DevicePlacement {
     return chunk;
   }
 
+  /** The chunk's largest gap, in `gaps`. */
   private measureGaps(chunk: Chunk): void {
-    chunk.maxGap = largestGap(chunk);
-    this.gaps.set(chunk.slot, chunk.maxGap);
+    this.gaps.set(chunk.slot, largestGap(chunk));
   }
 
   /** Drops the slots of chunks given back (more than half of them), keeping the order. */
@@ -196,7 +194,7 @@ export class DriverPlacement implements DevicePlacement {
     this.gaps.clear();
     this.chunks.forEach((chunk, slot) => {
       chunk!.slot = slot;
-      this.gaps.set(slot, chunk!.maxGap);
+      this.measureGaps(chunk!);
     });
   }
 
