@@ -23,11 +23,16 @@ export function configMyths(text: string): string[] {
   return out;
 }
 
-/** max_split_size_mb is read as a limit on request size; it is not one. */
-export function maxSplitIsNoCap(maxSplitSize: number, largestRequest: number): string | null {
-  if (!Number.isFinite(maxSplitSize) || largestRequest < maxSplitSize) return null;
+/**
+ * max_split_size_mb is read as a limit on request size; it is not one. Said when the setting is below
+ * the source's largest request, unless it is the setting splitscope
+ * itself suggested (whoever took the suggestion was not under that belief).
+ */
+export function maxSplitIsNoCap(maxSplitSize: number, largestRequest: number, suggested: number | null = null): string | null {
+  if (!Number.isFinite(maxSplitSize) || largestRequest <= maxSplitSize || maxSplitSize === suggested) return null;
   return (
-    `max_split_size_mb does not cap the size of a request: this source's largest, ${formatSize(largestRequest)}, is ` +
-    `still allocated under ${formatSize(maxSplitSize)}. Blocks that large are only never split, and smaller requests never take them.`
+    `max_split_size_mb does not cap the size of a request: requests over ${formatSize(maxSplitSize)} are still allocated ` +
+    `(this source's largest is ${formatSize(largestRequest)}). It only keeps cached blocks of ${formatSize(maxSplitSize)} or more ` +
+    'from being split for smaller requests.'
   );
 }

@@ -20,3 +20,25 @@ export const OPTIONS = {
   port: { type: 'string' },
   host: { type: 'string' },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
+
+/** A size's unit given as a word of its own after --capacity's number ("--capacity 6 GB"). */
+const UNIT = /^(b|[kmgt]i?b)$/i;
+
+/**
+ * The command line with "--capacity 6 GB" read as "--capacity 6GB": a shell splits the value there,
+ * and the unit would otherwise be taken for a second FILE.
+ */
+export function joinSizeUnits(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    const inline = /^--capacity=(\d[\d.e+]*)$/i.exec(arg);
+    if (inline && UNIT.test(argv[i + 1] ?? '')) {
+      out.push(`${arg}${argv[++i]}`);
+    } else if (arg === '--capacity' && /^\d[\d.e+]*$/i.test(argv[i + 1] ?? '') && UNIT.test(argv[i + 2] ?? '')) {
+      out.push(arg, `${argv[i + 1]}${argv[i + 2]}`);
+      i += 2;
+    } else out.push(arg);
+  }
+  return out;
+}

@@ -14,6 +14,8 @@ import { fragmentation } from '../trace/measures/fragmentation';
 import { freeBlocksBySize, segmentsByPool, segmentSummary } from '../trace/measures/segment-summary';
 import { NO_HISTORY, replaySnapshot } from '../trace/replay/replay-snapshot';
 import type { AddressModel } from '../trace/replay/replay';
+import { coverageCaveat, coverageOf } from '../trace/replay/coverage';
+import type { RequestStream } from '../trace/stream/request-stream';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { isGzip } from '../lib/gzip-frame';
 import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
@@ -86,6 +88,7 @@ async function main(argv: string[]): Promise<number> {
     const base = values.conf !== undefined ? parseAllocConf(values.conf).config : run.recorded;
     const rows = sweepParam(run.stream, base, run.recorded, param, settings, run.capacity);
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows, ['config', (r) => r.conf || '(defaults)']));
+    if (!values.json) sweepCaveat(run.stream);
     return 0;
   }
   if (command === 'sweep') {
@@ -93,8 +96,10 @@ async function main(argv: string[]): Promise<number> {
     const settings = parseMaxSplitList(values['max-split']);
     const { snapshot, traces } = await loadForReplay(file);
     if (!traces.some((t) => t.length > 0)) return nothingToSweep(file);
-    const rows = sweepMaxSplit(snapshot, settings, { ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
+    const { stream } = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(traces[0] ? { trace: traces[0] } : {}) });
+    const rows = sweepMaxSplit(snapshot, settings, { stream, ...(capacity !== undefined ? { capacity } : {}) });
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
+    if (!values.json) sweepCaveat(stream);
     return 0;
   }
   if (command === 'stats') return stats(file, values.device, values.conf, capacity, values.json ?? false);
@@ -136,7 +141,7 @@ async function main(argv: string[]): Promise<number> {
   }
   const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
   if (values.json) {
-    for (const note of run.notes) console.error(`note: ${note}`);
+    for (const note of run.notes) console.error(noteLine(note));
     console.log(JSON.stringify({ stats: result.stats, ooms }));
     return 0;
   }
@@ -145,7 +150,7 @@ async function main(argv: string[]): Promise<number> {
   console.log(`capacity:  ${cap ? `${formatSize(cap.bytes)} (${cap.kind === 'fraction' ? 'memory fraction cap' : 'device memory'}${run.inferredCap ? ', inferred from the recorded OOM' : ''})` : 'none'}`);
   console.log(`addresses: ${run.addresses}`);
   console.log(`requests:  ${run.stream.length}   trace events: ${result.events.length}`);
-  for (const note of run.notes) console.log(`note: ${note}`);
+  for (const note of run.notes) console.log(noteLine(note));
   for (const o of ooms) {
     console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
     for (const line of o.why) console.log(`  why: ${line}`);
@@ -159,6 +164,9 @@ async function main(argv: string[]): Promise<number> {
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;
 }
+
+/** A replay's note as the CLI prints it: what contradicts the rest of the file is a warning. */
+const noteLine = (note: string): string => (note.startsWith('Inconsistent trace:') ? `warning: ${note}` : `note: ${note}`);
 
 /** --device's index (0 when not given); a usage error for anything but a whole number. */
 function deviceIndex(arg: string | undefined): number {
@@ -205,7 +213,7 @@ async function stats(file: string, deviceArg: string | undefined, conf: string |
   console.log('\nFree blocks by size (as recorded):');
   console.log(table(['size', 'blocks', 'bytes'], free.map((c) => [c.label, String(c.blocks), formatSize(c.bytes)])));
   console.log(`\nThe model at the end (${configToString(run.config) || 'the defaults'}${sameDecisions(run.config, run.recorded) ? ', as recorded' : ''}):`);
-  for (const note of run.notes) console.log(`note: ${note}`);
+  for (const note of run.notes) console.log(noteLine(note));
   console.log(
     `  reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
       `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
@@ -272,6 +280,12 @@ function requireDevice(file: string, { snapshot, traces }: SnapshotForReplay, d:
   }
 }
 
+/** Under a sweep's table: how far "none" in its first-OOM column reaches, where the recording does not cover the whole run. */
+function sweepCaveat(stream: RequestStream): void {
+  const caveat = coverageCaveat(coverageOf(stream));
+  if (caveat) console.log(`note: ${caveat}`);
+}
+
 /** A snapshot without allocation history has one moment and no requests: a sweep has nothing to vary. */
 function nothingToSweep(file: string): number {
   console.error(`splitscope: ${file}: ${NO_HISTORY}`);
@@ -316,12 +330,14 @@ function statsTable(stats: Record<string, number>): string {
 
 /** `first`: the column that names each row (max_split_size_mb, or the whole config for a --param sweep). */
 function sweepTable(rows: SweepRow[], first: [string, (r: SweepRow) => string] = ['max_split_mb', (r) => (r.max_split_size_mb === null ? 'none' : String(r.max_split_size_mb))]): string {
-  const header = [first[0], 'peak reserved', 'peak allocated', 'OOMs', 'retries', 'dev allocs', 'dev frees', 'largest free@peak', 'frag@peak'];
+  // The first OOM, not a count: PyTorch raises there, and the requests after it are what the recording
+  // did when that request succeeded (a count past it reads as if the run went on).
+  const header = [first[0], 'peak reserved', 'peak allocated', 'first OOM', 'retries', 'dev allocs', 'dev frees', 'largest free@peak', 'frag@peak'];
   const lines = rows.map((r) => [
     first[1](r),
     formatSize(r['reserved_bytes.all.peak']),
     formatSize(r['allocated_bytes.all.peak']),
-    String(r.num_ooms),
+    r.first_oom_request === null ? 'none' : `request ${r.first_oom_request}`,
     String(r.num_alloc_retries),
     String(r.num_device_alloc),
     String(r.num_device_free),

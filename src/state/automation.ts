@@ -1,24 +1,29 @@
 // window.splitscope: the automation surface of DESIGN.md, for browser tests and scripts.
 import type { LiveRunStatus } from '../gpu/stress/live-run';
-import { compareIdle, useCompare } from './compare-store';
-import { explore, useExplore, type ExploreAxis } from './explore-store';
-import { guideIdle, useGuide } from './guide-store';
-import { useSession, whenIdle } from './session-store';
-import { stacksIdle, useStacks } from './stack-store';
-import { recordingsIdle } from './recordings-store';
-import { searchIdle, useSearch } from './search-store';
+import { compareAtQuery, compareRunsQuery } from './compare-store';
+import { explore, exploreQuery, useExplore, type ExploreAxis } from './explore-store';
+import { guideQuery } from './guide';
+import { currentKey, replayIsCurrent, useSession, whenIdle } from './session-store';
+import { stackSeriesQuery, stackTreeQuery, idsOf, useStacks } from './stack-store';
+import { digestsRunning } from './recordings-store';
+import { search, searchQuery, useSearch } from './search-store';
 import { blockMatches } from '../trace/measures/event-search';
 import type { StackSelection } from '../trace/measures/allocation-stacks';
 import type { AllocationSite } from '../trace/measures/memory-by-stack';
 import type { SweepRow } from '../trace/sweep/sweep';
 import { BlockState } from '../trace/measures/memory-layout';
-import { drawsSettled } from './draw-sync';
-import { currentLink } from './share-link';
-import { runSweep, sweepIdle, useSweep } from './sweep-store';
+import { derived, derivedIdle, failure } from './derived';
+import { drawsSettled, nextFrame } from './draw-sync';
+import { workerBusy } from './replay-client';
+import { currentLink, linkOpened } from './share-link';
+import { sweepQuery, timeSweep } from './sweep';
 import { gpuReport, loseGpuForTest, stressIdle, useStress, type StressRequest } from './stress-store';
+import { keyId, sourceKeyOf } from './view-key';
 
 export interface Automation {
   ready(): Promise<void>;
+  /** The view key on screen (the source and the settings asked for), as panels write it in data-key. */
+  key(): string;
   stats(): Record<string, number>;
   cursor(): { index: number; total: number };
   gpu(): { adapter: string | null; arenaBytes: number; verifiedBlocks: number; mismatches: number };
@@ -53,18 +58,44 @@ export interface Automation {
   compare(): Promise<{ conf: string; stats: Record<string, number>; atCursor: Record<string, number> }[] | null>;
   /** Sweeps `values` (MiB, null = unlimited) with `workers` workers; resolves with the seconds it took. */
   timeSweep(values: (number | null)[], workers: number): Promise<number>;
+  /** Digest workers alive now (another recording or a rank being replayed). */
+  digestsRunning(): number;
+}
+
+/** Something asked for is still being worked on: a replay, a seek, a derived result. */
+const busy = (): boolean => workerBusy() || derived.isFetching() > 0 || !replayIsCurrent();
+
+/**
+ * Resolves once the work the current state asked for is done: the replay of the current key, every
+ * derived result a panel asks for (which start once React has rendered the new key), the GPU's
+ * pending batch, and the drawing.
+ */
+async function ready(): Promise<void> {
+  await linkOpened();
+  for (let round = 0; round < 200; round++) {
+    await whenIdle();
+    // React commits the latest state; the panels' queries for the new key start from that render.
+    await nextFrame();
+    await derivedIdle();
+    await stressIdle();
+    await whenIdle();
+    if (!busy() || (!useSession.getState().summary && !useSession.getState().opening)) break;
+  }
+  await drawsSettled();
+}
+
+/** A summary of the current key's replay (once on screen). */
+async function shown() {
+  await ready();
+  const { summary } = useSession.getState();
+  if (!summary) throw new Error('Nothing is open.');
+  return summary;
 }
 
 export function installAutomation(): void {
   const surface: Automation = {
-    ready: async () => {
-      // A search first: it ends in a seek that the others then wait for.
-      await searchIdle();
-      await Promise.all([whenIdle(), compareIdle(), stressIdle()]);
-      await stacksIdle();
-      await recordingsIdle();
-      await drawsSettled();
-    },
+    ready,
+    key: () => keyId(currentKey()),
     stats: () => ({ ...(useSession.getState().view?.stats ?? {}) }),
     cursor: () => {
       const { view, summary } = useSession.getState();
@@ -80,34 +111,38 @@ export function installAutomation(): void {
     },
     seek: (index) => useSession.getState().seek(index),
     stacks: () => {
-      const { tree, at, selectedIds, series } = useStacks.getState();
+      const key = currentKey();
       const cursor = useSession.getState().view?.cursor ?? -1;
+      const tree = derived.getQueryData(stackTreeQuery(key, cursor).queryKey)?.tree ?? null;
+      const selection = useStacks.getState().selection;
+      const series = selection ? derived.getQueryData(stackSeriesQuery(key, selection).queryKey) : undefined;
       return {
-        at,
+        at: tree ? cursor : null,
         bytes: tree?.bytes[0] ?? 0,
         sites: tree?.sites ?? [],
-        selected: selectedIds?.size ?? null,
+        selected: idsOf(tree, selection)?.size ?? null,
         selectionBytes: series && cursor >= 0 ? series[cursor]! : null,
       };
     },
     selectStack: (selection) => useStacks.getState().select(selection),
     find: async (query) => {
       const t0 = performance.now();
-      await useSearch.getState().search(query);
-      return { ms: performance.now() - t0, requests: useSearch.getState().requests?.length ?? 0 };
+      const result = await search(query);
+      return { ms: performance.now() - t0, requests: result?.requests.length ?? 0 };
     },
     search: () => {
-      const { query, requests, ids } = useSearch.getState();
+      const input = useSearch.getState().input;
+      const result = input ? derived.getQueryData(searchQuery(sourceKeyOf(currentKey()), input).queryKey) : undefined;
       const layout = useSession.getState().view?.layout;
       const blocks: { addr: number; size: number; state: number }[] = [];
-      if (query && layout) {
+      if (result?.query && layout) {
         for (let b = 0; b < layout.blockAddr.length; b++) {
-          if (blockMatches(query, layout.blockAddr[b]!, layout.blockSize[b]!, layout.blockRequested[b]!, layout.blockId[b]!, ids)) {
+          if (blockMatches(result.query, layout.blockAddr[b]!, layout.blockSize[b]!, layout.blockRequested[b]!, layout.blockId[b]!, result.ids)) {
             blocks.push({ addr: layout.blockAddr[b]!, size: layout.blockSize[b]!, state: layout.blockState[b]! });
           }
         }
       }
-      return { requests: requests ? [...requests] : null, blocks };
+      return { requests: result ? [...result.requests] : null, blocks };
     },
     stress: async (request) => {
       const run = await useStress.getState().start(request);
@@ -117,34 +152,40 @@ export function installAutomation(): void {
     },
     loseGpu: loseGpuForTest,
     sweep: async () => {
-      await Promise.all([whenIdle(), sweepIdle()]);
-      const { values, rows } = useSweep.getState();
+      const summary = await shown();
+      const { values, rows } = await derived.fetchQuery(sweepQuery(currentKey(), summary.recordedConf));
       return { values, rows };
     },
     guide: async () => {
-      await Promise.all([whenIdle(), sweepIdle()]);
-      await guideIdle();
-      const g = useGuide.getState().guide;
+      const summary = await shown();
+      const g = await derived.fetchQuery(guideQuery(currentKey(), summary.recordedConf));
       return g && { current: g.current, items: g.items.map((i) => ({ conf: i.conf, helps: i.helps, row: i.row })) };
     },
     explore: async (axis, options) => {
-      await whenIdle();
-      await explore(axis, options ?? {});
-      const { values, rows, error } = useExplore.getState();
-      return { values, rows, error };
+      await shown();
+      explore(axis, options ?? {});
+      const { asked } = useExplore.getState();
+      try {
+        const rows = await derived.fetchQuery(exploreQuery(currentKey(), asked!.axis, asked!.values));
+        return { values: asked!.values, rows, error: null };
+      } catch (e) {
+        return { values: asked!.values, rows: [], error: failure(e) ?? String(e) };
+      }
     },
     compare: async () => {
-      await Promise.all([whenIdle(), compareIdle()]);
-      const { runs, views } = useCompare.getState();
-      return runs?.map((r, i) => ({ conf: r.conf, stats: { ...r.stats }, atCursor: { ...(views?.[i]?.stats ?? {}) } })) ?? null;
+      await shown();
+      const { compare: confs, cursor } = useSession.getState();
+      if (!confs) return null;
+      const key = currentKey();
+      const runs = await derived.fetchQuery(compareRunsQuery(key, confs, cursor));
+      const views = await derived.fetchQuery(compareAtQuery(key, confs, cursor));
+      return runs.map((r, i) => ({ conf: r.conf, stats: { ...r.stats }, atCursor: { ...(views[i]?.stats ?? {}) } }));
     },
     timeSweep: async (values, workers) => {
-      // Alone: the guide a finished sweep starts would take a core from it.
-      await Promise.all([whenIdle(), sweepIdle()]);
-      await guideIdle();
-      await runSweep(values, workers);
-      return useSweep.getState().seconds ?? NaN;
+      // Alone: the sweep and guide the view asked for would take a core from it.
+      return timeSweep(await shown(), values, workers);
     },
+    digestsRunning,
   };
   (window as unknown as { splitscope: Automation }).splitscope = surface;
 }

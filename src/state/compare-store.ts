@@ -1,81 +1,54 @@
-// Several configs side by side over the same source: each replayed in the session's worker under
-// the session's cap (device, inserted calls), their states at the session's cursor, and the figures
-// that differ.
+// Several configs side by side over the view's source: each replayed in the replay worker under the
+// rest of the view key (cap, device, inserted calls), and their states at the cursor. The configs
+// compared are part of the session (a link carries them); the replays are derived results keyed by the
+// view key and the configs, the states at the cursor by the cursor too.
 import { create } from 'zustand';
+import { keepPreviousData, queryOptions } from '@tanstack/react-query';
 import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
-import { AsyncLimiter } from '../lib/async-limiter';
 import type { CompareRun, CursorView } from '../worker/replay-protocol';
+import type { ViewKey } from '../worker/replay-settings';
+import { derived } from './derived';
 import { callWorker } from './replay-client';
 import { useSession } from './session-store';
+import { keyId } from './view-key';
 
 export const MIN_COMPARED = 2;
 export const MAX_COMPARED = 4;
 /** What "Compare configs" opens with after the current config: the two usual cures for fragmentation. */
 export const SUGGESTED_CONFS = ['max_split_size_mb:128', 'expandable_segments:True'];
 
-interface CompareState {
-  /** The configs compared (PYTORCH_CUDA_ALLOC_CONF strings, '' for the defaults); null: closed. */
-  confs: string[] | null;
-  /** Their replays, in the same order; null until the first arrives. */
-  runs: CompareRun[] | null;
-  /** Their states at the session's cursor. */
-  views: CursorView[] | null;
-  /** A config that does not parse (by index), or a replay that failed. */
-  error: string | null;
-  open(confs?: string[]): void;
-  close(): void;
-  setConf(index: number, text: string): void;
-  addConf(): void;
-  removeConf(index: number): void;
-}
+/** A config of the comparison the user typed that does not parse, or too few configs. */
+export const useCompare = create<{ error: string | null }>()(() => ({ error: null }));
 
-/** What a comparison replays: the source, its length and the cap; a change reruns it. */
-const sourceKey = (): string => {
-  const s = useSession.getState();
-  const { conf: _conf, ...base } = s.settings;
-  return JSON.stringify([s.sourceId, s.summary?.requests ?? null, base]);
-};
+/** The part of the view key a comparison shares: everything but the config. */
+const runsId = (key: ViewKey, confs: readonly string[]): string => JSON.stringify([keyId({ ...key, conf: null }), confs]);
 
-/** Comparisons and their seeks, each one in flight and the latest waiting (a seek after the comparison). */
-const comparisons = new AsyncLimiter();
-const seeks = new AsyncLimiter();
-/** The source the runs on screen are for, and the cursor their views are at. */
-let comparedKey = '';
-let viewsAt = -1;
-
-const failed = (e: unknown): void => useCompare.setState({ error: `The comparison failed: ${(e as Error).message}` });
-
-function requestCompare(): void {
-  void comparisons.schedule(async () => {
-    const { confs } = useCompare.getState();
-    const session = useSession.getState();
-    if (!confs || !session.summary) return;
-    comparedKey = sourceKey();
-    viewsAt = session.cursor;
-    try {
-      // Everything but the config is the session's: source, cap, device, inserted calls.
-      const runs = await callWorker((w) => w.compare(confs, session.settings, session.cursor));
-      if (useCompare.getState().confs) useCompare.setState({ runs, views: runs.map((r) => r.view), error: null });
-    } catch (e) {
-      failed(e);
-    }
-    requestSeek();
+/** The configs' whole replays (their timelines and figures), and their states at `cursor` on the way. */
+export function compareRunsQuery(key: ViewKey, confs: readonly string[], cursor: number) {
+  return queryOptions({
+    queryKey: ['compare', runsId(key, confs)],
+    queryFn: async (): Promise<CompareRun[]> => {
+      const runs = await callWorker((w) => w.compare(key, [...confs], cursor));
+      // The states at the cursor came with the replays: no second pass for them.
+      derived.setQueryData(compareAtQuery(key, confs, cursor).queryKey, runs.map((r) => r.view));
+      return runs;
+    },
   });
 }
 
-function requestSeek(): void {
-  void seeks.schedule(async () => {
-    await comparisons.idle();
-    const cursor = useSession.getState().cursor;
-    if (!useCompare.getState().runs || cursor === viewsAt) return;
-    viewsAt = cursor;
-    try {
-      const views = await callWorker((w) => w.compareSeek(cursor));
-      if (useCompare.getState().runs) useCompare.setState({ views });
-    } catch (e) {
-      failed(e);
-    }
+/** The configs' states after request `cursor` (the previous cursor's are shown until these come: the
+ * main view does the same while it seeks). */
+export function compareAtQuery(key: ViewKey, confs: readonly string[], cursor: number) {
+  return queryOptions({
+    queryKey: ['compare-at', runsId(key, confs), cursor],
+    queryFn: async ({ queryKey }): Promise<CursorView[]> => {
+      await derived.fetchQuery(compareRunsQuery(key, confs, cursor));
+      // The runs, made just now for this cursor, brought these states with them.
+      return derived.getQueryData<CursorView[]>(queryKey) ?? callWorker((w) => w.compareSeek(key, [...confs], cursor));
+    },
+    placeholderData: keepPreviousData,
+    gcTime: 10_000,
   });
 }
 
@@ -89,58 +62,42 @@ function confProblem(text: string): string {
   }
 }
 
-export const useCompare = create<CompareState>()((set, get) => ({
-  confs: null,
-  runs: null,
-  views: null,
-  error: null,
-  open(confs) {
-    const current = useSession.getState().summary?.conf ?? '';
-    const wanted = (confs ?? [current, ...SUGGESTED_CONFS.filter((c) => c !== current)]).slice(0, MAX_COMPARED);
-    const problem = wanted.map(confProblem).find((p) => p !== '');
-    if (problem || wanted.length < MIN_COMPARED) {
-      set({ error: problem ?? `A comparison needs at least ${MIN_COMPARED} configs.` });
-      return;
-    }
-    set({ confs: wanted, runs: null, views: null, error: null });
-    requestCompare();
-  },
-  close() {
-    set({ confs: null, runs: null, views: null, error: null });
-  },
-  setConf(index, text) {
-    const confs = get().confs;
-    if (!confs || confs[index] === text) return;
-    const problem = confProblem(text);
-    if (problem) {
-      set({ error: `Config ${index + 1}: ${problem}` });
-      return;
-    }
-    set({ confs: confs.map((c, i) => (i === index ? text : c)), error: null });
-    requestCompare();
-  },
-  addConf() {
-    const confs = get().confs;
-    if (!confs || confs.length >= MAX_COMPARED) return;
-    set({ confs: [...confs, ''] });
-    requestCompare();
-  },
-  removeConf(index) {
-    const confs = get().confs;
-    if (!confs || confs.length <= MIN_COMPARED) return;
-    set({ confs: confs.filter((_, i) => i !== index), runs: null, views: null });
-    requestCompare();
-  },
-}));
+/** Opens the comparison on `confs` (default: the config on screen and the suggested ones). */
+export function openCompare(confs?: readonly string[]): void {
+  const current = useSession.getState().summary?.conf ?? '';
+  const wanted = (confs ?? [current, ...SUGGESTED_CONFS.filter((c) => c !== current)]).slice(0, MAX_COMPARED);
+  const problem = wanted.map(confProblem).find((p) => p !== '');
+  if (problem || wanted.length < MIN_COMPARED) {
+    useCompare.setState({ error: problem ?? `A comparison needs at least ${MIN_COMPARED} configs.` });
+    return;
+  }
+  useCompare.setState({ error: null });
+  useSession.getState().setCompare(wanted);
+}
 
-// The session moves on (a new source or cap, the cursor): the comparison follows.
-useSession.subscribe((s, before) => {
-  if (!useCompare.getState().confs || !s.summary) return;
-  if (sourceKey() !== comparedKey) requestCompare();
-  else if (s.cursor !== before.cursor) requestSeek();
-});
+export function closeCompare(): void {
+  useCompare.setState({ error: null });
+  useSession.getState().setCompare(null);
+}
 
-/** Resolves when no comparison or seek is in flight or waiting. */
-export async function compareIdle(): Promise<void> {
-  while (comparisons.busy || seeks.busy) await Promise.all([comparisons.idle(), seeks.idle()]);
+export function setCompareConf(index: number, text: string): void {
+  const confs = useSession.getState().compare;
+  if (!confs || confs[index] === text) return;
+  const problem = confProblem(text);
+  if (problem) {
+    useCompare.setState({ error: `Config ${index + 1}: ${problem}` });
+    return;
+  }
+  useCompare.setState({ error: null });
+  useSession.getState().setCompare(confs.map((c, i) => (i === index ? text : c)));
+}
+
+export function addCompareConf(): void {
+  const confs = useSession.getState().compare;
+  if (confs && confs.length < MAX_COMPARED) useSession.getState().setCompare([...confs, '']);
+}
+
+export function removeCompareConf(index: number): void {
+  const confs = useSession.getState().compare;
+  if (confs && confs.length > MIN_COMPARED) useSession.getState().setCompare(confs.filter((_, i) => i !== index));
 }

@@ -1,79 +1,60 @@
-// The sweep explorer: the current source under every value of roundup_power2_divisions or
+// The sweep explorer: the view's source under every value of roundup_power2_divisions or
 // garbage_collection_threshold (on top of the current config), or a generated workload under many
-// seeds (how likely an OOM is), replayed in parallel sweep workers.
+// seeds (how likely an OOM is), replayed in parallel sweep workers. What was asked (the axis and its
+// values) is the user's; the rows are a derived result of the view key and that.
 import { create } from 'zustand';
+import { queryOptions } from '@tanstack/react-query';
 import { PARAM_VALUES, withParam, type SweepParam, type SweepRow } from '../trace/sweep/sweep';
+import type { ViewKey } from '../worker/replay-settings';
 import type { SweepJob } from '../worker/sweep-worker';
-import { sourceStream, useSession } from './session-store';
-import { AsyncLimiter } from '../lib/async-limiter';
-import { deal, replayBasis, runSweepJobsInto, workerCount } from './sweep-pool';
+import { throwIfAborted } from './derived';
+import { replayedKey, streamOf, useSession } from './session-store';
+import { collectRows, deal, replayBasis, workerCount } from './sweep-pool';
+import { keyId, sourceKeyOf } from './view-key';
 
 export type ExploreAxis = SweepParam | 'seed';
 
-interface ExploreState {
-  axis: ExploreAxis | null;
-  /** The values swept (divisions, thresholds or seeds), and their rows as they arrive. */
-  values: number[];
-  rows: (SweepRow | null)[];
-  done: boolean;
-  error: string | null;
+/** What the explorer was asked to sweep (null: nothing yet). */
+export const useExplore = create<{ asked: { axis: ExploreAxis; values: number[] } | null }>()(() => ({ asked: null }));
+
+/** Asks for `axis` (default values for a parameter; seeds 1..`seeds` for a workload). */
+export function explore(axis: ExploreAxis, options: { values?: number[]; seeds?: number } = {}): void {
+  const values = options.values ?? (axis === 'seed' ? Array.from({ length: options.seeds ?? 20 }, (_, i) => i + 1) : [...PARAM_VALUES[axis]]);
+  useExplore.setState({ asked: { axis, values } });
 }
 
-export const useExplore = create<ExploreState>()(() => ({ axis: null, values: [], rows: [], done: false, error: null }));
-
-/** One exploration at a time: a newer one stops the one running and takes its place. */
-const explorations = new AsyncLimiter();
-
-/** Sweeps `axis` (default values for a parameter; seeds 1..`seeds` for a workload). */
-export function explore(axis: ExploreAxis, options: { values?: number[]; seeds?: number } = {}): Promise<void> {
-  return explorations.schedule((superseded) => run(axis, options, superseded));
+/** A new source: what was asked of the last one no longer applies. */
+export function clearExplore(): void {
+  useExplore.setState({ asked: null });
 }
 
-export function exploreIdle(): Promise<void> {
-  return explorations.idle();
-}
-
-async function run(axis: ExploreAxis, options: { values?: number[]; seeds?: number }, superseded: AbortSignal): Promise<void> {
-  const { sourceLink } = useSession.getState();
-  const basis = replayBasis();
-  if (!basis) return;
-  const { asked, recorded, capacity } = basis;
-  let values: number[];
-  let jobs: SweepJob[];
-  let n: number;
-  if (axis === 'seed') {
-    if (sourceLink?.kind !== 'workload') {
-      useExplore.setState({ axis, values: [], rows: [], done: true, error: 'Seeds apply to the built-in workloads: pick one as the source.' });
-      return;
-    }
-    values = options.values ?? Array.from({ length: options.seeds ?? 20 }, (_, i) => i + 1);
-    n = workerCount(values.length);
-    jobs = deal(values.map((seed, index) => ({ index, seed })), n).map(({ items, claim }) => ({
-      kind: 'seeds',
-      workload: sourceLink.id,
-      params: sourceLink.params,
-      config: asked,
-      capacity,
-      seeds: items,
-      ...(claim ? { claim } : {}),
-    }));
-  } else {
-    values = options.values ?? [...PARAM_VALUES[axis]];
-    n = workerCount(values.length);
-    let configs;
-    try {
-      configs = values.map((v, index) => ({ index, config: withParam(asked, axis, v) }));
-    } catch (e) {
-      useExplore.setState({ axis, values, rows: [], done: true, error: (e as Error).message });
-      return;
-    }
-    const stream = await sourceStream();
-    if (superseded.aborted) return;
-    jobs = deal(configs, n).map(({ items, claim }) => ({ kind: 'source', stream, base: asked, recorded, capacity, settings: [], configs: items, ...(claim ? { claim } : {}) }));
-  }
-  useExplore.setState({ axis, values, rows: values.map(() => null), done: false, error: null });
-  const mine = runSweepJobsInto(jobs, useExplore, n);
-  superseded.addEventListener('abort', mine.stop);
-  await mine.done;
-  if (!superseded.aborted) useExplore.setState({ done: true });
+export function exploreQuery(key: ViewKey, axis: ExploreAxis, values: readonly number[]) {
+  return queryOptions({
+    queryKey: ['explore', keyId(key), axis, values],
+    queryFn: async ({ signal }): Promise<SweepRow[]> => {
+      const shown = await replayedKey(key, signal);
+      const { asked, recorded, capacity, calls } = replayBasis(shown);
+      const n = workerCount(values.length);
+      let jobs: SweepJob[];
+      if (axis === 'seed') {
+        const link = useSession.getState().sourceLink;
+        if (link?.kind !== 'workload' || useSession.getState().sourceId !== key.source) throw new Error('Seeds apply to the built-in workloads: pick one as the source.');
+        jobs = deal(values.map((seed, index) => ({ index, seed })), n).map(({ items, claim }) => ({
+          kind: 'seeds',
+          workload: link.id,
+          params: link.params,
+          config: asked,
+          capacity,
+          seeds: items,
+          ...(claim ? { claim } : {}),
+        }));
+      } else {
+        const configs = values.map((v, index) => ({ index, config: withParam(asked, axis, v) }));
+        const stream = await streamOf(sourceKeyOf(key));
+        throwIfAborted(signal);
+        jobs = deal(configs, n).map(({ items, claim }) => ({ kind: 'source', stream, base: asked, recorded, capacity, calls, settings: [], configs: items, ...(claim ? { claim } : {}) }));
+      }
+      return collectRows(jobs, values.length, signal);
+    },
+  });
 }

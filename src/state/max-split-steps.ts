@@ -1,14 +1,15 @@
 // The max_split slider's positions: round MiB values on a log scale (p, 1.25p, 1.5p, 1.75p for each
-// power of two p) from PyTorch's minimum of 20 MiB up to `topMiB`, then "unlimited".
+// power of two p) from the config's floor (large_segment_size_mb, 20 MiB by default: PyTorch refuses a
+// max_split_size_mb below it) up to `topMiB`, then "unlimited".
 import { MIN_MAX_SPLIT_SIZE_MB } from '../allocator/constants';
 
 /** MiB per position; the last position, null, is unlimited. */
-export function maxSplitSteps(topMiB: number): (number | null)[] {
-  const steps: number[] = [MIN_MAX_SPLIT_SIZE_MB];
-  for (let p = 16; p <= topMiB; p *= 2) {
+export function maxSplitSteps(topMiB: number, floorMiB: number = MIN_MAX_SPLIT_SIZE_MB): (number | null)[] {
+  const steps: number[] = [floorMiB];
+  for (let p = 1; p <= topMiB; p *= 2) {
     for (const f of [1, 1.25, 1.5, 1.75]) {
       const v = p * f;
-      if (v > MIN_MAX_SPLIT_SIZE_MB && v <= topMiB) steps.push(v);
+      if (v > floorMiB && v <= topMiB && Number.isInteger(v)) steps.push(v);
     }
   }
   return [...steps, null];

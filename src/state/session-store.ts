@@ -1,5 +1,7 @@
 // What the page shows: the source (a built-in workload or a snapshot), the settings it replays
-// under, the latest replay of one under the other, and the cursor with the state after it.
+// under, the latest replay of one under the other, and the cursor with the state after it. The
+// source and the settings make the view key (view-key.ts); the replay and the view carry the key they
+// were computed for, and a panel shows them only while that key is the current one.
 import { create } from 'zustand';
 import { MiB } from '../allocator/constants';
 import { configToString } from '../allocator/config';
@@ -10,21 +12,24 @@ import { framesDrawn } from '../lib/frame-scheduler';
 import { sha256Hex } from '../lib/sha256';
 import { clearTimings, mark, measure } from '../lib/timing';
 import type { RequestStream } from '../trace/stream/request-stream';
-import type { TimelineAnnotation } from '../trace/measures/timeline-annotations';
 import { WORKLOADS } from '../trace/stream/workloads';
 import type { CursorView, ReplaySummary, ReplayTimeline } from '../worker/replay-protocol';
-import type { ReplaySettings } from '../worker/replay-settings';
+import type { ReplaySettings, SourceKey, ViewKey } from '../worker/replay-settings';
+import { derived, isSuperseded } from './derived';
 import { toBase64Url } from './link-codec';
 import { hashFile } from './hash-client';
 import { DEFAULT_LOOK, MAX_EMBEDDED_FILE_BYTES, type LinkSource, type MapZoom, type PanelId, type ViewLook } from './link-schema';
 import { callWorker, callback, moved, onWorkerBusy, workerBusy, workerIdle } from './replay-client';
+import { keyFromId, keyId, keyOf, sourceKeyOf } from './view-key';
 
-/** Settings and cursor a source opens with (a share link's), instead of its own and the end. */
+/** Settings and cursor a source opens with (a share link's), instead of its own and the first OOM or the end. */
 export interface OpenAt {
   settings: ReplaySettings;
   cursor: number | null;
   /** How the view looks: the segment map's zoom and pinned allocation, the open panels. */
   look?: ViewLook;
+  /** Configs compared side by side (the link's comparison). */
+  compare?: string[] | null;
 }
 
 export const SAMPLE_URL = `${import.meta.env.BASE_URL}samples/train_gpt2-n12.pickle.gz`;
@@ -32,6 +37,8 @@ export const SAMPLE_NAME = 'GPT-2 training steps (train_gpt2-n12, recorded on an
 export const DEFAULT_WORKLOAD = WORKLOADS[0]!.id;
 /** Files larger than this are refused before reading them into memory. */
 const MAX_FILE_BYTES = 1.5 * 2 ** 30;
+/** The settings a source brings: its own config, its own cap (none, or the one its recording shows). */
+export const AS_RECORDED: ReplaySettings = { conf: null, capacityBytes: null };
 
 /** Why `file` is refused before it is read (too large), or null. */
 export function tooLargeToOpen(file: File): string | null {
@@ -40,29 +47,32 @@ export function tooLargeToOpen(file: File): string | null {
 
 interface SessionState {
   busy: boolean;
-  /** A new source is being read and replayed: the sweep and the guide of the current one stop (they
-   * would compete with it for the cores), and start again for whichever source the view then shows. */
+  /** A new source is being read and replayed. */
   opening: boolean;
   progress: number | null;
   /** The last import or replay error; the previous result stays on screen. */
   error: string | null;
+  /** The settings asked for (the view key's); the replay on screen may still be catching up. */
   settings: ReplaySettings;
   confError: string | null;
+  /** The replay on screen and the key it was made for (`summary.key`). */
   summary: ReplaySummary | null;
   timeline: ReplayTimeline | null;
   /** The cursor as the user set it (the view may still be catching up). */
   cursor: number;
+  /** The state at the cursor, and the key it was made for (`view.key`). */
   view: CursorView | null;
   playing: boolean;
   /** The source as a share link names it; null until known (a file's hash comes after its first view). */
   sourceLink: LinkSource | null;
-  /** Which source this is: a new one for each source opened (what sweeps and comparisons key on). */
+  /** Which source this is: a new one for each source opened (the view key's source). */
   sourceId: number;
-  /** For the timeline, once fetched for the source and device: whether the trace has times, the
-   * program's annotations, and each request's time once the timeline is drawn over time. */
-  axis: { key: string; timed: boolean; annotations: TimelineAnnotation[]; time: Float64Array | null } | null;
-  /** Fetches each request's time (the timeline over time_us asks for it). */
-  loadRequestTimes(): Promise<void>;
+  /** A source opened as recorded while the last one ran under other settings: those, to apply again if wanted. */
+  carried: { from: string; settings: ReplaySettings } | null;
+  /** A share link names a file too large to travel in it: nothing is shown until that file is opened. */
+  awaiting: { name: string } | null;
+  /** Configs compared side by side over the source (the comparison is open), '' for the defaults. */
+  compare: string[] | null;
   look: ViewLook;
   setZoom(zoom: MapZoom | null): void;
   setPinned(id: number | null): void;
@@ -71,10 +81,13 @@ interface SessionState {
   /** max_split_size_mb from the slider (null: unlimited), applied to the current config. */
   setMaxSplit(mb: number | null): void;
   setCapacity(bytes: number | null): void;
+  /** Config and cap at once (the source's own: AS_RECORDED; the last source's: `carried`). */
+  applySettings(settings: Pick<ReplaySettings, 'conf' | 'capacityBytes'>): void;
   /** The device whose trace replays (a snapshot of several GPUs); the config applies to every device. */
   setDevice(device: number): void;
   /** Inserted calls: empty_cache() and reset_peak_memory_stats() after these requests. */
   setInsertedCalls(calls: { emptyCacheAfter: number[]; resetPeakAfter: number[] }): void;
+  setCompare(confs: string[] | null): void;
   seek(cursor: number): void;
   setPlaying(playing: boolean): void;
   openFile(file: File, at?: OpenAt): Promise<void>;
@@ -82,18 +95,117 @@ interface SessionState {
   openSample(at?: OpenAt): Promise<void>;
   openWorkload(id: string, params?: Record<string, number>, at?: OpenAt): void;
   dismissError(): void;
+  dismissCarried(): void;
 }
 
 /** Replays and seeks coalesce: one in flight, and only the latest asked for after it (a dragged
  * slider never queues a backlog). A seek waits for the replay before it. */
 const replays = new AsyncLimiter();
 const seeks = new AsyncLimiter();
-/** The source being opened, once it opened: the first replay's error names it. */
-let openedName: string | null = null;
 
 onWorkerBusy((busy) => useSession.setState({ busy }));
 
 const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+/** The key on screen now: the source shown (or being opened) under the settings asked for. */
+export function currentKey(): ViewKey {
+  const { sourceId, settings } = useSession.getState();
+  return keyOf(sourceId, settings);
+}
+
+/** The current key in a component; one object per key, so that it can sit in dependency lists. */
+export function useViewKey(): ViewKey {
+  return keyById(useSession((s) => keyId(keyOf(s.sourceId, s.settings))));
+}
+
+const keys = new Map<string, ViewKey>();
+function keyById(id: string): ViewKey {
+  let key = keys.get(id);
+  if (!key) {
+    key = keyFromId(id);
+    if (keys.size > 64) keys.clear();
+    keys.set(id, key);
+  }
+  return key;
+}
+
+/** Whether the replay on screen is the current key's. */
+export function replayIsCurrent(): boolean {
+  const s = useSession.getState();
+  return s.summary !== null && keyId(s.summary.key) === keyId(keyOf(s.sourceId, s.settings));
+}
+
+/**
+ * The first replay on screen that `match` accepts (derived results wait for one: they read the config
+ * and cap it resolved); rejects when `signal` aborts (no panel asks for the result any more).
+ */
+export function replayed(match: (summary: ReplaySummary) => boolean, signal: AbortSignal): Promise<ReplaySummary> {
+  return new Promise((resolve, reject) => {
+    let unsubscribe = (): void => {};
+    const onAbort = (): void => {
+      unsubscribe();
+      reject(signal.reason ?? new DOMException('The view moved on.', 'AbortError'));
+    };
+    const check = (): boolean => {
+      const { summary } = useSession.getState();
+      if (!summary || !match(summary)) return false;
+      unsubscribe();
+      signal.removeEventListener('abort', onAbort);
+      resolve(summary);
+      return true;
+    };
+    if (signal.aborted) return onAbort();
+    if (check()) return;
+    unsubscribe = useSession.subscribe(check);
+    signal.addEventListener('abort', onAbort);
+  });
+}
+
+/** The replay of exactly `key`, once on screen. */
+export const replayedKey = (key: ViewKey, signal: AbortSignal): Promise<ReplaySummary> => {
+  const id = keyId(key);
+  return replayed((s) => keyId(s.key) === id, signal);
+};
+
+/**
+ * Replays `key` with the cursor at `cursor` (null: the last request; 'firstOom': the recording's first
+ * OOM, or the last request). A replay that fails leaves the view as it was and takes the settings back
+ * to those on screen, so that the share link carries only what was applied; on a source's first replay
+ * (a link's settings refused) the source opens as recorded and says what it could not apply.
+ */
+function requestReplay(key: ViewKey, cursor: number | null | 'firstOom', named: string | null = null): void {
+  void replays.schedule(async () => {
+    try {
+      const { summary, timeline, view } = await callWorker((w) => w.replay(key, cursor));
+      // A source opened meanwhile (a file chosen while the built-in workload replayed): its replay
+      // comes next, and this one's answer is not shown under it.
+      if (useSession.getState().sourceId !== key.source) return;
+      // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
+      mark('splitscope:replay-result');
+      useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
+    } catch (e) {
+      const s = useSession.getState();
+      if (s.sourceId !== key.source || isSuperseded(e)) return;
+      const shown = s.summary && s.summary.key.source === key.source ? s.summary.key : null;
+      const what = `${named ? `${named}: ` : ''}${message(e)}`;
+      if (shown) {
+        // The view stays, and the settings go back to the ones it shows.
+        const { source: _s, ...settings } = shown;
+        useSession.setState({ error: `${what} The view stays under the settings it shows.`, settings, progress: null, opening: false });
+      } else if (keyId(key) !== keyId(keyOf(key.source, AS_RECORDED))) {
+        useSession.setState({ error: `${what} It opens as recorded instead.`, settings: AS_RECORDED });
+        requestReplay(keyOf(key.source, AS_RECORDED), 'firstOom', named);
+      } else {
+        useSession.setState({ error: what, progress: null, opening: false });
+      }
+    }
+  });
+}
+
+/** Replays the current key, the cursor where it is (the user sees the moment they were looking at). */
+function replayCurrent(cursor: number | null = shownCursor()): void {
+  requestReplay(currentKey(), cursor);
+}
 
 /**
  * Where a config change leaves the cursor: where it is, so that the user sees the moment they were
@@ -105,66 +217,26 @@ function shownCursor(): number | null {
   return view && !opening ? cursor : null;
 }
 
-function requestReplay(settings: ReplaySettings, cursor: number | null): void {
-  const { sourceId } = useSession.getState();
-  void replays.schedule(async () => {
-    const named = openedName;
-    openedName = null;
-    try {
-      const { summary, timeline, view } = await callWorker((w) => w.replay(settings, cursor));
-      // A source opened meanwhile (a file chosen while the built-in workload replayed): its replay
-      // comes next, and this one's answer is not shown under it.
-      if (useSession.getState().sourceId !== sourceId) return;
-      // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
-      mark('splitscope:replay-result');
-      useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
-      void requestAxis();
-    } catch (e) {
-      if (useSession.getState().sourceId !== sourceId) return;
-      // The previous view stays.
-      useSession.setState({ error: named ? `${named}: ${message(e)}` : message(e), progress: null, opening: false });
-    }
-  });
-}
-
 function requestSeek(cursor: number): void {
   void seeks.schedule(async () => {
     await replays.idle();
-    // Not while a source opens: the worker holds the new source before the page does, and would
-    // answer with its state under the old source's figures (its first replay sets the cursor).
-    const { opening, view: shown } = useSession.getState();
-    if (opening || cursor === shown?.cursor) return;
+    // Not while a source opens: the worker holds the new source before the page does (its first
+    // replay sets the cursor).
+    const { opening, view: shown, summary } = useSession.getState();
+    if (opening || !summary || cursor === shown?.cursor) return;
     try {
-      const view = await callWorker((w) => w.seek(cursor));
+      const view = await callWorker((w) => w.seek(summary.key, cursor));
       const answered = performance.now();
+      // A replay that came meanwhile holds its own state at the cursor.
+      if (keyId(useSession.getState().summary?.key) !== keyId(view.key)) return;
       mark('splitscope:seek-result');
       useSession.setState({ view });
       // For benchmarks: the render this state change caused (React flushes it in a microtask queued before this one).
       queueMicrotask(() => measure('splitscope:seek-render', answered));
     } catch (e) {
-      useSession.setState({ error: message(e) });
+      if (!isSuperseded(e)) useSession.setState({ error: message(e) });
     }
   });
-}
-
-const axisKey = (): string => `${useSession.getState().sourceId}/${useSession.getState().summary?.device}`;
-
-/** The key of the last time axis asked for (one request per source and device, however many replays). */
-let axisAsked = '';
-
-/** The request times and annotations of the source and device on screen, when not yet fetched. */
-async function requestAxis(): Promise<void> {
-  const { summary } = useSession.getState();
-  if (!summary) return;
-  const key = axisKey();
-  if (axisAsked === key) return;
-  axisAsked = key;
-  try {
-    const axis = await callWorker((w) => w.timeAxis());
-    if (axisKey() === key) useSession.setState({ axis: { key, ...axis, time: null } });
-  } catch {
-    // The timeline stays over requests alone.
-  }
 }
 
 /** Resolves when every call to the worker has been answered and no replay or seek waits to be sent. */
@@ -172,68 +244,78 @@ export async function whenIdle(): Promise<void> {
   while (workerBusy() || replays.busy || seeks.busy || hashing) await Promise.all([workerIdle(), replays.idle(), seeks.idle(), hashing]);
 }
 
-/** The last stream asked for, by the source and device it belongs to. */
-let streamCache: { sourceId: number; device: number; stream: Promise<RequestStream> } | null = null;
-
 /**
- * The source's request stream (built by the worker on its first replay). One object per source and
- * device: the sweep pool sends a stream to its workers once, by identity.
+ * The request stream of a source and device (built by the worker on its first replay): one object per
+ * source and device, kept as long as the source, since the sweep pool sends a stream to its workers
+ * once, by identity.
  */
-export function sourceStream(): Promise<RequestStream> {
-  const { sourceId, settings } = useSession.getState();
-  const device = settings.device ?? 0;
-  if (streamCache && streamCache.sourceId === sourceId && streamCache.device === device) return streamCache.stream;
-  const stream = callWorker((w) => w.stream());
-  streamCache = { sourceId, device, stream };
-  stream.catch(() => (streamCache = null));
-  return stream;
+export function streamOf(key: SourceKey): Promise<RequestStream> {
+  return derived.fetchQuery({ queryKey: ['stream', key.source, key.device ?? 0], queryFn: () => callWorker((w) => w.stream(key)), gcTime: Infinity });
 }
 
-/** The last replay as a PyTorch snapshot file. */
+/** The replay on screen as a PyTorch snapshot file. */
 export function exportRun(format: 'pickle' | 'json'): Promise<Uint8Array<ArrayBuffer>> {
-  return callWorker((w) => w.exportRun(format));
+  const summary = useSession.getState().summary;
+  if (!summary) return Promise.reject(new Error('Nothing has been replayed yet: there is nothing to export.'));
+  return callWorker((w) => w.exportRun(summary.key, format));
 }
 
-const framesAsked = new Map<number, Promise<string[]>>();
-
-/** Stack frames of an allocation, by logical id (empty when the source has none). */
+/** Stack frames of an allocation of the source on screen, by logical id (empty when the source has none). */
 export function allocationFrames(id: number): Promise<string[]> {
-  let asked = framesAsked.get(id);
-  if (!asked) {
-    asked = callWorker((w) => w.frames(id)).finally(() => framesAsked.delete(id));
-    framesAsked.set(id, asked);
-  }
-  return asked;
+  const summary = useSession.getState().summary;
+  if (!summary) return Promise.resolve([]);
+  const key = sourceKeyOf(summary.key);
+  return derived.fetchQuery({ queryKey: ['frames', key.source, key.device ?? 0, id], queryFn: () => callWorker((w) => w.frames(key, id)), gcTime: 60_000 });
 }
 
-/**
- * A new source replays under the config typed (if any) with no cap, as the CLI does after an import,
- * or under what its share link says.
- */
 /** A file's hash on its way (whenIdle waits for it: the share link needs it), and its stop. */
 let hashing: Promise<void> | null = null;
 let stopHashing: AbortController | null = null;
 
-function replayNewSource(name: string, link: LinkSource | null, at: OpenAt | undefined): number {
-  // The last file's hash, if still running, is of no use now and would take a core from this source.
-  stopHashing?.abort();
-  const settings = at?.settings ?? { conf: useSession.getState().settings.conf, capacityBytes: null };
-  // Zoom and pin belong to a source; the open panels stay as they are, unless a link says otherwise.
-  const look = at?.look ?? { ...DEFAULT_LOOK, panels: useSession.getState().look.panels };
-  // The same source opened again (Back and Forward reopen what the link names) keeps its id.
-  const { sourceId: last, sourceLink: lastLink } = useSession.getState();
-  const sourceId = link && lastLink && JSON.stringify(link) === JSON.stringify(lastLink) ? last : last + 1;
-  useSession.setState({ settings, playing: false, sourceLink: link, sourceId, look });
-  openedName = name;
-  requestReplay(settings, at?.cursor ?? null);
-  return sourceId;
+/** Ids of the sources opened (a source's id is in every key and every call to the worker). */
+let lastId = 0;
+
+/** The id for a source about to open: the same source opened again (Back and Forward reopen what the
+ * link names) keeps its id, so that what was derived for it is shown again at once. */
+function idFor(link: LinkSource | null): number {
+  const { sourceId, sourceLink } = useSession.getState();
+  if (link && sourceLink && JSON.stringify(link) === JSON.stringify(sourceLink)) return sourceId;
+  return ++lastId;
+}
+
+/** What happens to the rest of the page when a new source opens (the comparisons of another recording close). */
+const newSourceListeners: ((fromLink: boolean) => void)[] = [];
+export function onNewSource(listen: (fromLink: boolean) => void): void {
+  newSourceListeners.push(listen);
 }
 
 /**
- * Opens a source in the worker (`start`), then replays it; a source that fails to open changes nothing.
+ * A source the worker has opened becomes the view's: as recorded (its own config and cap), unless a
+ * share link says otherwise; what belonged to the last source (its config, comparison, inserted calls,
+ * zoom) is cleared, and a config the last source ran under is offered to apply again.
+ */
+function showNewSource(name: string, link: LinkSource | null, at: OpenAt | undefined, id: number): void {
+  // The last file's hash, if still running, is of no use now and would take a core from this source.
+  stopHashing?.abort();
+  const before = useSession.getState();
+  const settings = at?.settings ?? AS_RECORDED;
+  const lastSettings = { conf: before.settings.conf, capacityBytes: before.settings.capacityBytes };
+  const carried =
+    !at && before.summary && id !== before.sourceId && (lastSettings.conf !== null || lastSettings.capacityBytes !== null)
+      ? { from: before.summary.source, settings: lastSettings }
+      : null;
+  // Zoom and pin belong to a source; the open panels stay as they are, unless a link says otherwise.
+  const look = at?.look ?? { ...DEFAULT_LOOK, panels: before.look.panels };
+  useSession.setState({ settings, playing: false, sourceLink: link, sourceId: id, look, carried, awaiting: null, compare: at?.compare ?? null, confError: null });
+  for (const listen of newSourceListeners) listen(at !== undefined);
+  requestReplay(keyOf(id, settings), at ? at.cursor : 'firstOom', name);
+}
+
+/**
+ * Opens a source in the worker (`start`), then shows it; a source that fails to open changes nothing.
  * Its link and where it opens are known once it opened.
  */
-async function openSource(name: string, start: () => Promise<string>, link: () => LinkSource | null, at: () => OpenAt | undefined): Promise<number | null> {
+async function openSource(name: string, id: number, start: () => Promise<string>, link: () => LinkSource | null, at: () => OpenAt | undefined): Promise<boolean> {
   // The source on screen stops playing: its seeks and frames took both cores from the open (random-s3,
   // 46 MB, opened while the built-in workload played: 0.75-1.2 s to the first view; stopped: 0.5 s).
   useSession.setState({ opening: true, playing: false });
@@ -241,11 +323,11 @@ async function openSource(name: string, start: () => Promise<string>, link: () =
     await start();
   } catch (e) {
     useSession.setState({ error: `${name}: ${message(e)}`, progress: null, opening: false });
-    return null;
+    return false;
   }
-  return replayNewSource(name, link(), at()); // its replay ends `opening`
+  showNewSource(name, link(), at(), id); // its replay ends `opening`
+  return true;
 }
-
 
 /**
  * Opens a file or bytes in the worker, which reads them; hashes them (bytes here, a File in the hash
@@ -258,25 +340,27 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
   const onProgress = callback((fraction: number) => {
     if (!opened) useSession.setState({ progress: fraction });
   });
-  let link: LinkSource | null = null;
-  /** What the awaited file's link does once the file is open (its search and stack selection). */
-  let whenOpened: (() => void) | undefined;
   // Bytes are moved to the worker, so hashed first (they are small: an embedded file, the sample).
   const bytesHash = data instanceof Blob ? null : sha256Hex(new Uint8Array(data));
-  const id = await openSource(
+  let link: LinkSource | null = bytesHash !== null ? linkOf(bytesHash) : null;
+  const id = idFor(link);
+  /** What the awaited file's link does once the file is open (its search and stack selection). */
+  let whenOpened: (() => void) | undefined;
+  const ok = await openSource(
     name,
+    id,
     async () => {
       try {
-        await callWorker((w) => w.open(name, data instanceof Blob ? data : moved(data, [data]), onProgress));
+        await callWorker((w) => w.open(name, data instanceof Blob ? data : moved(data, [data]), onProgress, id));
         // The file a share link asked for opens as the link says: its hash is needed before the replay.
-        if (bytesHash !== null || (!at && awaitedFile)) {
-          const sha256 = bytesHash ?? (await hashFile(data as Blob));
+        if (link === null && !at && awaitedFile) {
+          const sha256 = await hashFile(data as Blob);
           link = linkOf(sha256);
-          if (!at && awaitedFile?.sha256 === sha256) {
-            at = awaitedFile.at;
-            whenOpened = awaitedFile.opened;
-            awaitedFile = null;
-          }
+        }
+        if (!at && awaitedFile && link?.kind === 'file' && awaitedFile.sha256 === link.sha256) {
+          at = awaitedFile.at;
+          whenOpened = awaitedFile.opened;
+          awaitedFile = null;
         }
         return name;
       } finally {
@@ -287,8 +371,8 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
     () => link,
     () => at,
   );
-  if (id !== null) whenOpened?.();
-  if (id === null || link) return;
+  if (ok) whenOpened?.();
+  if (!ok || link) return;
   // A File: the view first, then its hash (in the hash worker, once the view is drawn: ~130 MB/s,
   // which would take a core from the parse), then the link (unless another source came meanwhile).
   const current = (): boolean => useSession.getState().sourceId === id;
@@ -312,11 +396,12 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
 }
 
 /** A share link named a file it could not carry: when a file with this hash opens, it opens so, and
- * `opened` runs once it is open. */
+ * `opened` runs once it is open. Meanwhile nothing is shown under the link's settings. */
 let awaitedFile: { sha256: string; at: OpenAt; opened?: () => void } | null = null;
 
-export function awaitFile(sha256: string, at: OpenAt, opened?: () => void): void {
+export function awaitFile(name: string, sha256: string, at: OpenAt, opened?: () => void): void {
   awaitedFile = { sha256, at, ...(opened ? { opened } : {}) };
+  useSession.setState({ awaiting: { name } });
 }
 
 /** A file's link: its name and hash, and the file itself when small enough to travel in the link
@@ -327,12 +412,22 @@ function fileLink(name: string, sha256: string, bytes?: ArrayBuffer): LinkSource
     : { kind: 'file', name, sha256 };
 }
 
+/** A config that PyTorch 2.11 refuses: why (else null). */
+function refusal(conf: string): string | null {
+  try {
+    parseAllocConf(conf);
+    return null;
+  } catch (e) {
+    return e instanceof ConfigError ? e.message : String(e);
+  }
+}
+
 export const useSession = create<SessionState>()((set, get) => ({
   busy: false,
   opening: false,
   progress: null,
   error: null,
-  settings: { conf: null, capacityBytes: null },
+  settings: AS_RECORDED,
   confError: null,
   summary: null,
   timeline: null,
@@ -341,17 +436,9 @@ export const useSession = create<SessionState>()((set, get) => ({
   playing: false,
   sourceLink: null,
   sourceId: 0,
-  axis: null,
-  async loadRequestTimes() {
-    const axis = get().axis;
-    if (!axis?.timed || axis.time) return;
-    try {
-      const time = await callWorker((w) => w.requestTimes());
-      if (get().axis?.key === axis.key) set({ axis: { ...get().axis!, time } });
-    } catch (e) {
-      set({ error: message(e) });
-    }
-  },
+  carried: null,
+  awaiting: null,
+  compare: null,
   look: DEFAULT_LOOK,
   setZoom(zoom) {
     set({ look: { ...get().look, zoom } });
@@ -364,34 +451,44 @@ export const useSession = create<SessionState>()((set, get) => ({
     set({ look: { ...get().look, panels: open ? [...panels, panel].sort() : panels } });
   },
   setConf(text) {
-    try {
-      parseAllocConf(text);
-    } catch (e) {
-      set({ confError: e instanceof ConfigError ? e.message : String(e) });
+    const refused = refusal(text);
+    if (refused) {
+      set({ confError: refused });
       return;
     }
-    const settings = { ...get().settings, conf: text };
-    set({ settings, confError: null });
-    requestReplay(settings, shownCursor());
+    set({ settings: { ...get().settings, conf: text }, confError: null, carried: null });
+    replayCurrent();
   },
   setMaxSplit(mb) {
     // From the config last asked for, so that quick steps of the slider build on each other.
-    const current = get().settings.conf ?? get().summary?.conf ?? '';
+    const current = get().settings.conf ?? get().summary?.recordedConf ?? '';
     const config = parseAllocConf(current).config;
     const conf = configToString({ ...config, maxSplitSize: mb === null ? Infinity : mb * MiB });
-    const settings = { ...get().settings, conf };
-    set({ settings, confError: null });
-    requestReplay(settings, shownCursor());
+    // A step PyTorch would refuse (below large_segment_size_mb) changes nothing: the link keeps what was applied.
+    const refused = refusal(conf);
+    if (refused) {
+      set({ confError: refused });
+      return;
+    }
+    set({ settings: { ...get().settings, conf }, confError: null, carried: null });
+    replayCurrent();
   },
   setCapacity(bytes) {
-    const settings = { ...get().settings, capacityBytes: bytes };
-    set({ settings });
-    requestReplay(settings, shownCursor());
+    set({ settings: { ...get().settings, capacityBytes: bytes }, carried: null });
+    replayCurrent();
+  },
+  applySettings({ conf, capacityBytes }) {
+    const refused = conf !== null ? refusal(conf) : null;
+    if (refused) {
+      set({ confError: refused });
+      return;
+    }
+    set({ settings: { ...get().settings, conf, capacityBytes }, confError: null, carried: null });
+    replayCurrent();
   },
   setDevice(device) {
-    const settings = { ...get().settings, device };
-    set({ settings });
-    requestReplay(settings, null);
+    set({ settings: { ...get().settings, device } });
+    replayCurrent(null);
   },
   setInsertedCalls({ emptyCacheAfter, resetPeakAfter }) {
     const sorted = (a: number[]): number[] => [...new Set(a)].sort((x, y) => x - y);
@@ -403,7 +500,10 @@ export const useSession = create<SessionState>()((set, get) => ({
     };
     set({ settings });
     // The cursor stays: the user sees the call's effect where they made it.
-    requestReplay(settings, get().cursor);
+    replayCurrent(get().cursor);
+  },
+  setCompare(confs) {
+    set({ compare: confs });
   },
   seek(cursor) {
     const total = get().summary?.requests ?? 0;
@@ -444,9 +544,14 @@ export const useSession = create<SessionState>()((set, get) => ({
   dismissError() {
     set({ error: null });
   },
-  openWorkload(id, params = {}, at) {
+  dismissCarried() {
+    set({ carried: null });
+  },
+  openWorkload(workload, params = {}, at) {
     set({ error: null });
-    void openSource(id, () => callWorker((w) => w.workload(id, params)), () => ({ kind: 'workload', id, params }), () => at);
+    const link: LinkSource = { kind: 'workload', id: workload, params };
+    const id = idFor(link);
+    void openSource(workload, id, () => callWorker((w) => w.workload(workload, params, id)), () => link, () => at);
   },
 }));
 

@@ -1,6 +1,11 @@
 // The share link in the address bar: the page opens what a link says (or the built-in workload,
-// playing), keeps the hash in step with the view, and makes Back undo a config change.
-import { useCompare } from './compare-store';
+// playing), keeps the hash in step with the view, and makes Back undo a config change. A link carries
+// only what was applied (the settings of the replay on screen), and a link whose parts cannot all be
+// applied opens what it can and says what it could not: a refused config opens the snapshot as
+// recorded, a file too large to travel in it is asked for (nothing else is shown meanwhile), a link
+// cut short gives the default view and a message.
+import { ConfigError } from '../allocator/config-error';
+import { parseAllocConf } from '../allocator/config-parser';
 import { decodeLink, encodeLink, fromBase64Url } from './link-codec';
 import { DEFAULT_LOOK, type LinkSource, type LinkState } from './link-schema';
 import { LinkError } from './link-error';
@@ -9,8 +14,9 @@ import { sha256Hex } from '../lib/sha256';
 import { awaitFile, DEFAULT_WORKLOAD, useSession, whenIdle, type OpenAt } from './session-store';
 import { launchFile } from './launch-file';
 import { useRecordings } from './recordings-store';
-import { useSearch } from './search-store';
+import { search, useSearch, clearSearch } from './search-store';
 import { useStacks } from './stack-store';
+import { startDefaultStress } from './stress-store';
 
 /** The cursor moves often (playing, dragging): the address bar follows once it has rested this long.
  * Not on a timer while it moves: with a snapshot embedded in the link, one write costs the page
@@ -19,27 +25,28 @@ const CURSOR_SYNC_MS = 500;
 /** A config change reaches the address bar once the config has rested this long. */
 const CONFIG_SYNC_MS = 250;
 
+/** The view as a link holds it: the source, and the settings of the replay on screen (what was applied). */
 export function linkState(): LinkState | null {
   const s = useSession.getState();
-  if (!s.sourceLink || !s.summary) return null;
+  if (!s.sourceLink || !s.summary || s.summary.key.source !== s.sourceId) return null;
+  const { source: _source, ...applied } = s.summary.key;
   const atEnd = s.cursor >= s.summary.requests - 1;
-  const compare = useCompare.getState().confs;
   const compareWith = useRecordings.getState().other?.link ?? useRecordings.getState().wanted;
-  const find = useSearch.getState().query ? useSearch.getState().input : '';
+  const find = useSearch.getState().input;
   const selected = useStacks.getState().selection;
   const stack = selected && ('site' in selected ? { site: selected.site } : { path: [...selected.path] });
   return {
     v: 1,
     source: s.sourceLink,
-    conf: s.settings.conf,
-    capacityBytes: s.settings.capacityBytes,
+    conf: applied.conf,
+    capacityBytes: applied.capacityBytes,
     cursor: atEnd ? null : s.cursor,
-    ...(s.settings.device ? { device: s.settings.device } : {}),
-    ...insertedCallsOf(s.settings),
+    ...(applied.device ? { device: applied.device } : {}),
+    ...insertedCallsOf(applied),
     ...(s.look.zoom ? { zoom: s.look.zoom } : {}),
     ...(s.look.pinned !== null ? { pinned: s.look.pinned } : {}),
     ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels } : {}),
-    ...(compare ? { compare } : {}),
+    ...(s.compare ? { compare: s.compare } : {}),
     ...(compareWith ? { compareWith } : {}),
     ...(find ? { find } : {}),
     ...(stack ? { stack } : {}),
@@ -52,21 +59,44 @@ export function currentLink(): string {
   return location.origin + location.pathname + location.search + (state ? encodeLink(state) : '');
 }
 
-/** Where a link's view opens: its settings, cursor and look. */
-function openAtOf(state: LinkState): OpenAt {
+/** Why PyTorch 2.11 refuses `conf`, or null. */
+function refusal(conf: string): string | null {
+  try {
+    parseAllocConf(conf);
+    return null;
+  } catch (e) {
+    return e instanceof ConfigError ? e.message : String(e);
+  }
+}
+
+/** Where a link's view opens: its settings, cursor, look and comparison; what of it cannot be applied
+ * is left out and said in `problems`. */
+function openAtOf(state: LinkState, problems: string[]): OpenAt {
+  let conf = state.conf;
+  const refused = conf !== null ? refusal(conf) : null;
+  if (refused) {
+    problems.push(`This link's config "${conf}" is refused (${refused}): ${state.source.kind === 'file' ? state.source.name : 'its source'} opens as recorded.`);
+    conf = null;
+  }
   const settings = {
-    conf: state.conf,
+    conf,
     capacityBytes: state.capacityBytes,
     ...(state.device ? { device: state.device } : {}),
     ...insertedCallsOf(state),
   };
+  let compare = state.compare ?? null;
+  const bad = compare?.map((c) => [c, refusal(c)] as const).find(([, r]) => r !== null);
+  if (bad) {
+    problems.push(`This link compares the config "${bad[0]}", which is refused (${bad[1]}): the comparison is left out.`);
+    compare = null;
+  }
   const look = { zoom: state.zoom ?? null, pinned: state.pinned ?? null, panels: state.panels ?? DEFAULT_LOOK.panels };
-  return { settings, cursor: state.cursor, look };
+  return { settings, cursor: state.cursor, look, compare };
 }
 
 /** Opens what `state` describes. */
-async function apply(state: LinkState): Promise<void> {
-  const at = openAtOf(state);
+async function apply(state: LinkState, problems: string[]): Promise<void> {
+  const at = openAtOf(state, problems);
   const session = useSession.getState();
   const source = state.source;
   if (source.kind === 'workload') session.openWorkload(source.id, source.params, at);
@@ -76,9 +106,12 @@ async function apply(state: LinkState): Promise<void> {
     if (sha256Hex(bytes) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
     await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);
   } else {
-    awaitFile(source.sha256, at, () => void openSelections(state));
-    openComparison(state);
-    throw new LinkError(`This link shows ${source.name}, which is too large to travel in a link: open that file (Open snapshot…) to see the view.`);
+    // Nothing of another source is shown under this link's settings: the page waits for the file.
+    awaitFile(source.name, source.sha256, at, () => {
+      openComparison(state);
+      void openSelections(state);
+    });
+    return;
   }
   openComparison(state);
   void openSelections(state);
@@ -87,16 +120,14 @@ async function apply(state: LinkState): Promise<void> {
 /** The link's search and stack selection, once its source is open and replayed. */
 async function openSelections(state: LinkState): Promise<void> {
   await whenIdle();
-  if (state.find) await useSearch.getState().search(state.find);
-  else if (useSearch.getState().query) useSearch.getState().clear();
+  if (state.find) await search(state.find).catch(() => {});
+  else clearSearch();
   useStacks.getState().select(state.stack ?? null);
 }
 
-/** The link's comparisons (after its source opened, so that they compare that source): of configs,
- * and with another snapshot (which, too large for the link, the page asks for). */
+/** The link's comparison with another snapshot (after its source opened, so that it compares that
+ * source; one too large for the link is asked for). */
 function openComparison(state: LinkState): void {
-  if (state.compare) useCompare.getState().open(state.compare);
-  else useCompare.getState().close();
   const other = state.compareWith;
   const recordings = useRecordings.getState();
   if (!other) {
@@ -107,12 +138,19 @@ function openComparison(state: LinkState): void {
     if (sha256Hex(bytes) !== other.sha256) {
       recordings.closeCompare();
       useSession.setState({ error: `The snapshot this link compares with (${other.name}) does not match its hash: the link was altered, and the comparison is left out.` });
-    }
-    else if (recordings.other?.link?.sha256 !== other.sha256) void recordings.compareWith(new File([bytes as Uint8Array<ArrayBuffer>], other.name));
+    } else if (recordings.other?.link?.sha256 !== other.sha256) recordings.compareWith(new File([bytes as Uint8Array<ArrayBuffer>], other.name));
   } else if (recordings.other?.link?.sha256 !== other.sha256) {
     recordings.closeCompare();
     useRecordings.setState({ wanted: other });
   }
+}
+
+/** GPU stress starts once per page: playing on the default view, paused under a link or a launched file. */
+let stressStarted = false;
+function startStress(playing: boolean): void {
+  if (stressStarted) return;
+  stressStarted = true;
+  void startDefaultStress(playing);
 }
 
 /** The built-in workload, playing once its first replay is in; a source opened before that (a file
@@ -120,6 +158,7 @@ function openComparison(state: LinkState): void {
 function openDefault(): void {
   const before = useSession.getState().summary;
   useSession.getState().openWorkload(DEFAULT_WORKLOAD);
+  startStress(true);
   const unsubscribe = useSession.subscribe((s) => {
     if (!s.summary || s.summary === before) return;
     unsubscribe();
@@ -130,33 +169,51 @@ function openDefault(): void {
 /** The next change of source or config comes from the address bar: it replaces, not pushes. */
 let fromAddressBar = true;
 
+/** The address bar's view being opened (ready() waits until it has asked for its source). */
+let opening: Promise<void> = Promise.resolve();
+export function linkOpened(): Promise<void> {
+  return opening;
+}
+
 /** Opens the link in the address bar, or the default view; a bad link says why and opens the default. */
 async function openFromUrl(): Promise<void> {
   fromAddressBar = true;
-  let problem: string;
+  const problems: string[] = [];
+  const say = (): void => {
+    if (problems.length > 0) useSession.setState({ error: problems.join(' ') });
+  };
   try {
     const state = decodeLink(location.hash);
     // Launched with a file (splitscope open, a report): that file, in the view its link shows when the
     // link names it (a report reloaded after a change), else under the report's config.
     const launched = await launchFile();
     if (launched && (!state || (state.source.kind === 'file' && state.source.data === undefined))) {
-      if (state?.source.kind === 'file') awaitFile(state.source.sha256, openAtOf(state), () => void openSelections(state));
+      startStress(false);
+      if (state?.source.kind === 'file') {
+        awaitFile(state.source.name, state.source.sha256, openAtOf(state, problems), () => {
+          openComparison(state);
+          void openSelections(state);
+        });
+      }
       const at = !state && launched.conf !== null ? { settings: { conf: launched.conf, capacityBytes: null }, cursor: null } : undefined;
       await useSession.getState().openFile(launched.file, at);
+      say();
       return;
     }
     if (state) {
-      await apply(state);
+      startStress(state.source.kind === 'workload');
+      await apply(state, problems);
+      say();
       return;
     }
     openDefault();
     return;
   } catch (e) {
-    problem = e instanceof LinkError ? e.message : `This link could not be opened: ${(e as Error).message}`;
+    problems.push(e instanceof LinkError ? e.message : `This link could not be opened: ${(e as Error).message}`);
   }
   openDefault();
   // After openDefault, which clears the last error.
-  useSession.setState({ error: problem });
+  say();
 }
 
 let installed = false;
@@ -164,7 +221,7 @@ let installed = false;
 export function installShareLink(): void {
   if (installed) return;
   installed = true;
-  void openFromUrl();
+  opening = openFromUrl();
   let lastSource: LinkSource | null = null;
   let lastConfig = '';
   let timer: ReturnType<typeof setTimeout> | null = null;
@@ -185,7 +242,7 @@ export function installShareLink(): void {
     const s = useSession.getState();
     if (!s.sourceLink || !s.summary) return;
     // The source by identity: an embedded snapshot is too big to compare as text on every change.
-    const config = JSON.stringify([s.settings, useCompare.getState().confs]);
+    const config = JSON.stringify([s.summary.key, s.compare]);
     if (s.sourceLink !== lastSource || config !== lastConfig) {
       // A new source or config is a step Back can undo; what the address bar asked for replaces. Written
       // once the config rests: a dragged slider makes one entry, and encoding an embedded snapshot
@@ -203,21 +260,12 @@ export function installShareLink(): void {
     }
   };
   useSession.subscribe((s, before) => {
-    if (
-      s.cursor !== before.cursor ||
-      s.summary !== before.summary ||
-      s.settings !== before.settings ||
-      s.sourceLink !== before.sourceLink ||
-      s.look !== before.look
-    ) {
+    if (s.cursor !== before.cursor || s.summary !== before.summary || s.sourceLink !== before.sourceLink || s.look !== before.look || s.compare !== before.compare) {
       onChange();
     }
   });
-  useCompare.subscribe((c, before) => {
-    if (c.confs !== before.confs) onChange();
-  });
   useSearch.subscribe((q, before) => {
-    if (q.query !== before.query || q.input !== before.input) onChange();
+    if (q.input !== before.input) onChange();
   });
   useStacks.subscribe((t, before) => {
     if (t.selection !== before.selection) onChange();
@@ -225,5 +273,5 @@ export function installShareLink(): void {
   useRecordings.subscribe((r, before) => {
     if (r.other?.link !== before.other?.link || r.wanted !== before.wanted || (r.other === null) !== (before.other === null)) onChange();
   });
-  window.addEventListener('popstate', () => void openFromUrl());
+  window.addEventListener('popstate', () => void (opening = openFromUrl()));
 }

@@ -11,7 +11,8 @@ import { LiveRun, type LiveRunStatus } from '../gpu/stress/live-run';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { workloadById, WORKLOADS } from '../trace/stream/workloads';
 import { workerPlanner } from './planner-client';
-import { sourceStream, useSession } from './session-store';
+import { currentKey, onNewSource, streamOf, useSession } from './session-store';
+import { sourceKeyOf } from './view-key';
 
 /** The stress run's source that is the page's own (the open snapshot or workload). */
 export const SNAPSHOT_SOURCE = 'snapshot';
@@ -67,7 +68,7 @@ function configFor(source: string): AllocatorConfig {
 }
 
 async function streamFor(source: string, params: Record<string, number>): Promise<RequestStream> {
-  if (source === SNAPSHOT_SOURCE) return sourceStream();
+  if (source === SNAPSHOT_SOURCE) return streamOf(sourceKeyOf(currentKey()));
   const workload = workloadById(source);
   if (!workload) throw new Error(`There is no built-in workload "${source}"; choose one of ${WORKLOADS.map((w) => w.id).join(', ')}.`);
   return workload.generate(params);
@@ -157,11 +158,18 @@ export function stressIdle(): Promise<void> {
   return run?.idle() ?? Promise.resolve();
 }
 
-/** Starts the default workload, playing: what the page shows first. */
-export async function startDefaultStress(): Promise<void> {
+/** Starts the default workload: playing on the page's default view, paused under a link or a file
+ * the page was launched with (its replays need the cores). */
+export async function startDefaultStress(playing: boolean): Promise<void> {
   const started = await useStress.getState().start();
-  void started?.play();
+  if (playing) void started?.play();
 }
+
+// A snapshot opened: a stress run still playing (the built-in workload's) pauses, so that it takes no
+// core from the snapshot's replays and sweeps; its panel resumes it.
+onNewSource(() => {
+  if (useSession.getState().sourceLink?.kind !== 'workload' && run?.status().playing) run.pause();
+});
 
 /** The GPU surface of window.splitscope. */
 export function gpuReport(): { adapter: string | null; arenaBytes: number; verifiedBlocks: number; mismatches: number } {

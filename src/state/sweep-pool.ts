@@ -1,10 +1,11 @@
 // Sweep workers for batches of replays, rows reported as they arrive: a warm pool shared by the
 // max_split sweep, the tuning guide and the sweep explorer.
-import type { StoreApi } from 'zustand';
 import type { Capacity } from '../allocator/capacity';
 import type { AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
-import { useSession } from './session-store';
+import type { ReplaySummary } from '../worker/replay-protocol';
+import { insertedCallsOf } from '../worker/replay-settings';
+import type { InsertedCalls } from '../trace/replay/replay';
 import type { SweepRow } from '../trace/sweep/sweep';
 import type { RequestStream } from '../trace/stream/request-stream';
 import type { SweepJob, SweepMessage, SweepReply } from '../worker/sweep-worker';
@@ -18,17 +19,24 @@ export interface SweepRun {
   stop(): void;
 }
 
-/** What the session's source replays under in a sweep worker: the config asked for, the recorded one
- * (snapshots; null for a generated workload) and the memory cap. Null before anything replayed. */
-export function replayBasis(): { asked: AllocatorConfig; recorded: AllocatorConfig | null; capacity: Capacity | null } | null {
-  const { settings, summary } = useSession.getState();
-  if (!summary) return null;
+/** What a view's source replays under in a sweep worker: the config asked for, the recorded one
+ * (snapshots; null for a generated workload), the memory cap and the inserted calls, as the worker
+ * resolved them for `summary`'s key. */
+export interface ReplayBasis {
+  asked: AllocatorConfig;
+  recorded: AllocatorConfig | null;
+  capacity: Capacity | null;
+  calls: InsertedCalls;
+}
+
+export function replayBasis(summary: ReplaySummary): ReplayBasis {
   return {
-    asked: parseAllocConf(settings.conf ?? summary.conf).config,
+    asked: parseAllocConf(summary.conf).config,
     recorded: summary.sourceKind === 'snapshot' ? parseAllocConf(summary.recordedConf).config : null,
     // The cap the replay ran under: the one asked for, or the source's own (a per_process_memory_fraction
     // key's, or the one a recorded OOM shows).
-    capacity: settings.capacityBytes !== null ? { kind: 'fraction', bytes: settings.capacityBytes } : summary.capacity,
+    capacity: summary.capacity,
+    calls: insertedCallsOf(summary.key),
   };
 }
 
@@ -226,48 +234,47 @@ export function runSweepJobs(
   return pool.run(jobs, workers, onRow, onError);
 }
 
-/** A store that shows rows as they arrive and the last error. */
-interface RowsStore {
-  rows: (SweepRow | null)[];
-  error: string | null;
-}
-
-/** How often arriving rows reach the store (each update redraws the views that show them). */
+/** How often arriving rows are reported (each report redraws the views that show them). */
 const ROWS_FLUSH_MS = 200;
 
 /**
- * runSweepJobs with each row put in place in `store.rows` and errors in `store.error`. Rows are put
- * in batches, at most every ROWS_FLUSH_MS and when the run ends: a redraw per row took the page's
- * thread from the workers (a 32-setting sweep on 2 workers ran no faster than on 1).
+ * runSweepJobs for `count` rows, collected in place: `onRows` hears the rows so far in batches, at most
+ * every ROWS_FLUSH_MS (a redraw per row took the page's thread from the workers: a 32-setting sweep on
+ * 2 workers ran no faster than on 1). Resolves with every row, or rejects with the first error; `stop`
+ * aborting stops the workers.
  */
-export function runSweepJobsInto(jobs: readonly SweepJob[], store: StoreApi<RowsStore>, workers?: number): SweepRun {
-  let pending: [number, SweepRow][] = [];
+export async function collectRows(
+  jobs: readonly SweepJob[],
+  count: number,
+  stop: AbortSignal,
+  onRows: (rows: (SweepRow | null)[]) => void = () => {},
+  workers?: number,
+): Promise<SweepRow[]> {
+  const rows: (SweepRow | null)[] = new Array<SweepRow | null>(count).fill(null);
+  let error: string | null = null;
   let timer: ReturnType<typeof setTimeout> | null = null;
-  let stopped = false;
   const flush = (): void => {
-    if (timer !== null) clearTimeout(timer);
     timer = null;
-    if (pending.length === 0 || stopped) return;
-    const rows = [...store.getState().rows];
-    for (const [index, row] of pending) rows[index] = row;
-    pending = [];
-    store.setState({ rows });
+    if (!stop.aborted) onRows([...rows]);
   };
   const run = runSweepJobs(
     jobs,
     (index, row) => {
-      pending.push([index, row]);
+      rows[index] = row;
       timer ??= setTimeout(flush, ROWS_FLUSH_MS);
     },
-    (message) => store.setState({ error: message }),
+    (message) => (error ??= message),
     workers,
   );
-  return {
-    done: run.done.then(flush),
-    stop: () => {
-      stopped = true;
-      if (timer !== null) clearTimeout(timer);
-      run.stop();
-    },
-  };
+  const end = (): void => run.stop();
+  stop.addEventListener('abort', end);
+  try {
+    await run.done;
+  } finally {
+    stop.removeEventListener('abort', end);
+    if (timer !== null) clearTimeout(timer);
+  }
+  stop.throwIfAborted();
+  if (error !== null) throw new Error(error);
+  return rows as SweepRow[];
 }

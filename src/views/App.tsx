@@ -1,16 +1,13 @@
 import { useEffect, useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
+import { formatSize } from '../allocator/format-size';
 import { SAMPLE_NAME, useSession } from '../state/session-store';
 import { installShareLink } from '../state/share-link';
-import { installSweep } from '../state/sweep-store';
-import { installGuide } from '../state/guide-store';
-import { installStacks } from '../state/stack-store';
-import { installSearch } from '../state/search-store';
-import { installRecordings, useRecordings } from '../state/recordings-store';
-import { useCompare } from '../state/compare-store';
+import { useRecordings } from '../state/recordings-store';
+import { openCompare } from '../state/compare-store';
+import { keyId } from '../state/view-key';
 import { ComparePanel } from './ComparePanel';
 import { CopyLinkButton } from './CopyLinkButton';
-import { startDefaultStress } from '../state/stress-store';
 import { WORKLOADS } from '../trace/stream/workloads';
 import { InsertedCallsPanel } from './InsertedCallsPanel';
 import { ConfigPanel } from './ConfigPanel';
@@ -26,22 +23,36 @@ import { SweepExplorer } from './SweepExplorer';
 import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
+import { OomBox } from './OomBox';
 
 const SAMPLE = 'sample';
 
 let started = false;
 /** Once per page (StrictMode runs effects twice in development): what the link says, or the
- * built-in workload playing; GPU stress on the built-in workload. */
+ * built-in workload playing (GPU stress with it). */
 function startOnce(): void {
   if (started) return;
   started = true;
   installShareLink();
-  installSweep();
-  installGuide();
-  installStacks();
-  installSearch();
-  installRecordings();
-  void startDefaultStress();
+}
+
+/** A file opened as recorded while the last source ran under other settings: said, with a way to carry them. */
+function CarriedNote() {
+  const { carried, applySettings, dismissCarried } = useSession(useShallow((s) => ({ carried: s.carried, applySettings: s.applySettings, dismissCarried: s.dismissCarried })));
+  if (!carried) return null;
+  const { conf, capacityBytes } = carried.settings;
+  const what = [conf !== null ? `PYTORCH_CUDA_ALLOC_CONF=${conf || '(defaults)'}` : null, capacityBytes !== null ? `a ${formatSize(capacityBytes)} cap` : null].filter(Boolean).join(' and ');
+  return (
+    <p className="note carried" role="status">
+      Opened as recorded (its own config and cap); {carried.from} ran under {what}.{' '}
+      <button className="link" onClick={() => applySettings(carried.settings)}>
+        Apply that here too
+      </button>{' '}
+      <button className="link" onClick={dismissCarried} aria-label="Dismiss the note">
+        dismiss
+      </button>
+    </p>
+  );
 }
 
 export function App() {
@@ -49,8 +60,9 @@ export function App() {
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({ summary: s.summary, error: s.error, progress: s.progress, openFile: s.openFile, openSample: s.openSample, openWorkload: s.openWorkload, dismissError: s.dismissError, setDevice: s.setDevice })),
   );
-  const comparing = useCompare((s) => s.confs !== null);
-  const openCompare = useCompare((s) => s.open);
+  const comparing = useSession((s) => s.compare !== null);
+  const awaiting = useSession((s) => s.awaiting);
+  const notesKey = useSession((s) => (s.summary ? keyId(s.summary.key) : ''));
   const sourceId = useId();
   const deviceId = useId();
   const [dragging, setDragging] = useState(false);
@@ -132,6 +144,16 @@ export function App() {
           </button>
         </p>
       )}
+      <CarriedNote />
+      {awaiting && (
+        <div className="awaiting" role="alert">
+          <p>
+            This link shows <b>{awaiting.name}</b>, which is too large to travel inside a link. Open that file to see the view it shares (it never
+            leaves this machine); nothing else is shown meanwhile.
+          </p>
+          <FileButton label={`Open ${awaiting.name}…`} onFiles={([file]) => void openFile(file!)} />
+        </div>
+      )}
       <div className="layout">
         <aside className="side">
           <ConfigPanel />
@@ -156,6 +178,7 @@ export function App() {
               )}
             </div>
           )}
+          {summary && <OomBox />}
           {comparing ? <ComparePanel /> : <ViewPanels />}
           {summary && <StackPanel />}
           {summary && <EventList />}
@@ -164,11 +187,15 @@ export function App() {
           {summary && <TuningGuide />}
           {summary && <SweepExplorer />}
           <StressPanel />
-          {summary?.notes.map((n) => (
-            <p key={n} className="note">
-              {n}
-            </p>
-          ))}
+          {summary && (
+            <div className="notes" data-key={notesKey}>
+              {summary.notes.map((n) => (
+                <p key={n} className="note">
+                  {n}
+                </p>
+              ))}
+            </div>
+          )}
         </main>
       </div>
     </div>

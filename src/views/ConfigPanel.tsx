@@ -1,17 +1,23 @@
 // The settings a replay runs under: the max_split slider, the whole PYTORCH_CUDA_ALLOC_CONF string
-// (checked as it is typed, applied on Enter) and the memory cap.
+// (checked as it is typed, applied on Enter) and the memory cap; where they differ from the
+// recording's own, an "as recorded" button takes them back.
 import { useEffect, useId, useState } from 'react';
 import { MiB } from '../allocator/constants';
 import { ConfigError } from '../allocator/config-error';
 import { configMyths, maxSplitIsNoCap } from '../allocator/config-myths';
 import { parseAllocConf } from '../allocator/config-parser';
+import { sameDecisions } from '../allocator/config';
 import { useShallow } from 'zustand/react/shallow';
-import { useSession } from '../state/session-store';
+import { AS_RECORDED, useSession } from '../state/session-store';
+import { sliderSteps } from '../state/sweep';
 import { formatSize } from '../allocator/format-size';
 import type { ReplaySummary } from '../worker/replay-protocol';
-import { useSweep } from '../state/sweep-store';
+import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
+import type { SweepRow } from '../trace/sweep/sweep';
 import { CapacityControl } from './CapacityControl';
+import { GLOSSARY } from './glossary';
 import { MaxSplitSlider } from './MaxSplitSlider';
+import { useSweep } from './use-sweep';
 
 function check(text: string): string | null {
   try {
@@ -40,13 +46,33 @@ function ownCap(summary: ReplaySummary | null): { bytes: number; why: string } |
   return { bytes: summary.capacity.bytes, why };
 }
 
+/** Whether the settings asked for make other decisions than the recording's own (config or cap). */
+function differsFromRecording(summary: ReplaySummary, conf: string | null, capacityBytes: number | null): boolean {
+  if (capacityBytes !== null) return true;
+  if (conf === null) return false;
+  try {
+    return !sameDecisions(parseAllocConf(conf).config, parseAllocConf(summary.recordedConf).config);
+  } catch {
+    return true;
+  }
+}
+
 export function ConfigPanel() {
-  const { summary, settings, confError, setConf, setMaxSplit, setCapacity } = useSession(
+  const { summary, settings, confError, setConf, setMaxSplit, setCapacity, applySettings } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
-    useShallow((s) => ({ summary: s.summary, settings: s.settings, confError: s.confError, setConf: s.setConf, setMaxSplit: s.setMaxSplit, setCapacity: s.setCapacity })),
+    useShallow((s) => ({
+      summary: s.summary?.key.source === s.sourceId ? s.summary : null,
+      settings: s.settings,
+      confError: s.confError,
+      setConf: s.setConf,
+      setMaxSplit: s.setMaxSplit,
+      setCapacity: s.setCapacity,
+      applySettings: s.applySettings,
+    })),
   );
   const confId = useId();
-  const applied = summary?.conf ?? '';
+  // The field shows the config asked for (the recording's own when none is).
+  const applied = settings.conf ?? summary?.recordedConf ?? '';
   const [text, setText] = useState(applied);
   const [typing, setTyping] = useState(false);
   // The field shows the config in force unless the user is editing it.
@@ -54,24 +80,26 @@ export function ConfigPanel() {
     if (!typing) setText(applied);
   }, [applied, typing]);
   const live = typing ? check(text) : null;
-  // The slider shows the config last asked for (the replay may still be catching up).
-  const asked = settings.conf ?? summary?.conf ?? '';
-  const maxSplit = safeMaxSplit(asked);
-  const top = settings.capacityBytes ?? summary?.peakReserved ?? 0;
-  const largestRequest = useSweep((s) => s.largestRequest);
-  const myths = [...configMyths(text), maxSplitIsNoCap(maxSplit, largestRequest)].filter((m): m is string => m !== null);
-
+  const maxSplit = safeMaxSplit(applied);
+  const { sweep } = useSweep();
+  const largestRequest = sweep?.largestRequest ?? 0;
+  const suggested = sweep?.done && summary ? adviseMaxSplit(sweep.rows.filter((r): r is SweepRow => r !== null), largestRequest, summary.coverage)?.best.max_split_size_mb : null;
+  const myths = [...configMyths(text), maxSplitIsNoCap(maxSplit, largestRequest, suggested != null ? suggested * MiB : null)].filter((m): m is string => m !== null);
+  const steps = summary ? sliderSteps(summary, settings.conf) : null;
+  const recorded = summary?.sourceKind === 'snapshot';
   return (
     <section className="config" aria-label="Config">
       <h2>Config</h2>
-      <MaxSplitSlider
-        valueMiB={Number.isFinite(maxSplit) ? maxSplit / MiB : null}
-        topMiB={Math.max(64, top / MiB)}
-        onChange={(mib) => {
-          setTyping(false);
-          setMaxSplit(mib);
-        }}
-      />
+      {steps && (
+        <MaxSplitSlider
+          valueMiB={Number.isFinite(maxSplit) ? maxSplit / MiB : null}
+          steps={steps}
+          onChange={(mib) => {
+            setTyping(false);
+            setMaxSplit(mib);
+          }}
+        />
+      )}
       <label htmlFor={confId}>PYTORCH_CUDA_ALLOC_CONF</label>
       <div className="conf-row">
         <input
@@ -112,10 +140,18 @@ export function ConfigPanel() {
           {m}
         </p>
       ))}
-      {summary?.sourceKind === 'snapshot' && (
-        <p className="hint">
-          recorded with <code>{summary.recordedConf || '(defaults)'}</code> · addresses {summary.addresses}
+      {recorded && summary && (
+        <p className="hint recorded-with">
+          recorded with <code>{summary.recordedConf || '(defaults)'}</code> ·{' '}
+          <span className="term" tabIndex={0} title={GLOSSARY[summary.addresses === 'recorded' ? 'addresses as recorded' : 'addresses simulated']}>
+            {summary.addresses === 'recorded' ? 'segments at their recorded addresses' : 'segment addresses simulated (driver model)'}
+          </span>
         </p>
+      )}
+      {recorded && summary && differsFromRecording(summary, settings.conf, settings.capacityBytes) && (
+        <button className="as-recorded" onClick={() => applySettings(AS_RECORDED)} title="Replay with the recording's own config and cap">
+          ↺ As recorded
+        </button>
       )}
       <CapacityControl bytes={settings.capacityBytes} own={ownCap(summary)} onChange={setCapacity} />
     </section>

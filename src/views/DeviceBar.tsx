@@ -1,12 +1,16 @@
-// The whole GPU at the cursor in one bar, labelled as nvidia-smi and torch.cuda report it, and at an
-// OOM why the request failed.
+// The whole GPU at the cursor in one bar, labelled as nvidia-smi and torch.cuda report it. Under a
+// memory cap (asked for, or the one the recording shows) the bar is the cap, marked at its end, since
+// that is what a cudaMalloc fails against: reserved memory 6.42 GiB of a 6 GiB cap reads full, not 4%
+// of the card.
 import { Fragment, useId, useState, type ReactNode } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { MiB } from '../allocator/constants';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
+import { keyId } from '../state/view-key';
 import { deviceMemory } from '../trace/measures/device-memory';
+import { GLOSSARY } from './glossary';
 
 /** A CUDA context takes a few hundred MiB; other processes add theirs. */
 const DEFAULT_OTHER_MIB = 500;
@@ -28,32 +32,54 @@ const FIGURES: [string, 'reserved' | 'allocated' | 'cachedSplit' | 'cachedWhole'
 ];
 
 export function DeviceBar() {
-  const { view, capacity, device } = useSession(
-    useShallow((s) => ({ view: s.view, capacity: s.settings.capacityBytes, device: s.summary?.device ?? 0 })),
-  );
+  const { view, summary } = useSession(useShallow((s) => ({ view: s.view, summary: s.summary })));
   const [otherMiB, setOtherMiB] = useState(DEFAULT_OTHER_MIB);
   const otherId = useId();
-  if (!view) return null;
-  // The device the replays model (an H200, as the OOM messages say); a cap is a memory fraction of it,
-  // and the bar then shows the part PyTorch may use.
+  if (!view || !summary) return null;
+  // The device the replays model (an H200, as the OOM messages say); the cap the replay ran under
+  // (asked for, a per_process_memory_fraction, or the one a recorded OOM shows).
   const total = H200_TOTAL_MEMORY;
-  const m = deviceMemory(view.stats, view.layout, total, otherMiB * MiB, capacity);
+  const cap = summary.capacity?.kind === 'fraction' ? summary.capacity.bytes : null;
+  const capWhy = summary.capacityBytes !== null ? 'the cap chosen' : summary.inferredCap ? 'the cap the recorded OOM shows' : 'per_process_memory_fraction';
+  const m = deviceMemory(view.stats, view.layout, total, otherMiB * MiB, cap);
   const over = m.nvidiaSmiUsed > total;
+  // Under a cap the bar is PyTorch's part of the card: reserved against the cap.
+  const parts = cap !== null ? PARTS.filter(([key]) => key !== 'other') : PARTS;
+  const label = cap !== null ? `reserved ${formatSize(m.reserved)} of the ${formatSize(cap)} cap` : `nvidia-smi: ${formatSize(m.nvidiaSmiUsed)} used of ${formatSize(total)}`;
   return (
-    <section className="device-bar" aria-label="Device memory">
+    <section className="device-bar" aria-label="Device memory" data-key={keyId(view.key)}>
       <h2>
-        GPU {device} at the cursor{' '}
+        GPU {summary.device} at the cursor{' '}
         <span className="hint">
-          {formatSize(total)} (an H200){capacity !== null && `, ${formatSize(capacity)} allowed`}
+          {formatSize(total)} (an H200){cap !== null && <>, capped at <b title={GLOSSARY.cap}>{formatSize(cap)}</b></>}
         </span>
       </h2>
-      {capacity !== null && <p className="hint">The bar shows the context and the {formatSize(capacity)} that set_per_process_memory_fraction allows PyTorch.</p>}
-      <div className="bar" role="img" aria-label={`nvidia-smi: ${formatSize(m.nvidiaSmiUsed)} used of ${formatSize(total)}`}>
-        {PARTS.map(([key, label]) => (
-          <span key={key} className={`part ${key}`} style={{ flexGrow: Math.max(0, m[key]) }} title={`${label}: ${formatSize(m[key])}`} />
+      {cap !== null && (
+        <p className="hint">
+          The bar is the {formatSize(cap)} PyTorch may reserve ({capWhy}): a cudaMalloc that would reserve past its end fails.
+        </p>
+      )}
+      <div className={`bar${cap !== null ? ' capped' : ''}`} role="img" aria-label={label} data-cap={cap ?? undefined}>
+        {parts.map(([key, title]) => (
+          <span key={key} className={`part ${key}`} style={{ flexGrow: Math.max(0, m[key]) }} title={`${title}: ${formatSize(m[key])}`} />
         ))}
+        {cap !== null && <span className="cap-mark" title={`cap: ${formatSize(cap)}`} />}
       </div>
+      {cap !== null && (
+        <div className="cap-scale hint">
+          <span>0</span>
+          <span>cap {formatSize(cap)}</span>
+        </div>
+      )}
       <dl className="device-figures">
+        {cap !== null && (
+          <>
+            <dt>reserved of the cap</dt>
+            <dd data-figure="cap-used" data-value={m.reserved}>
+              {formatSize(m.reserved)} of {formatSize(cap)} ({((m.reserved / cap) * 100).toFixed(0)}%)
+            </dd>
+          </>
+        )}
         <dt>nvidia-smi: used</dt>
         <dd data-figure="nvidia-smi-used" data-value={m.nvidiaSmiUsed}>
           {formatSize(m.nvidiaSmiUsed)} of {formatSize(total)}
@@ -89,16 +115,6 @@ export function DeviceBar() {
         The gap between <code>memory_reserved()</code> and <code>memory_allocated()</code> is PyTorch's cache: nvidia-smi counts it as
         used, while PyTorch can reuse it only for requests that fit a cached block.
       </p>
-      {view.oom && (
-        <div className="oom-why" role="note" aria-label="Why this request failed">
-          <strong>Why request {(view.cursor + 1).toLocaleString()} failed</strong>
-          <ul>
-            {view.oomWhy.map((w) => (
-              <li key={w}>{w}</li>
-            ))}
-          </ul>
-        </div>
-      )}
     </section>
   );
 }

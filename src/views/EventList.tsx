@@ -7,7 +7,9 @@ import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react
 import { flushSync } from 'react-dom';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
+import { grouped } from '../lib/grouped';
 import { callWorker } from '../state/replay-client';
+import { derived } from '../state/derived';
 import { useSession } from '../state/session-store';
 import type { EventRow } from '../trace/measures/event-rows';
 import { usePanel } from './use-panel';
@@ -23,7 +25,7 @@ const hex = (n: number): string => `0x${n.toString(16)}`;
 export function EventList() {
   const panel = usePanel('events');
   const { total, sourceId, entry, seek, device } = useSession(
-    useShallow((s) => ({ total: s.summary?.recordedEvents ?? 0, sourceId: s.sourceId, entry: s.view?.entry ?? -1, seek: s.seek, device: s.summary?.device ?? 0 })),
+    useShallow((s) => ({ total: s.summary?.recordedEvents ?? 0, sourceId: s.summary?.key.source ?? 0, entry: s.view?.entry ?? -1, seek: s.seek, device: s.summary?.device ?? 0 })),
   );
   const boxRef = useRef<HTMLDivElement>(null);
   const pages = useRef(new Map<number, EventRow[] | Promise<void>>());
@@ -58,7 +60,7 @@ export function EventList() {
       const store = pages.current;
       store.set(
         p,
-        callWorker((w) => w.events(p * PAGE, PAGE)).then(
+        derived.fetchQuery({ queryKey: ['events', sourceId, device, p], queryFn: () => callWorker((w) => w.events({ source: sourceId, ...(device ? { device } : {}) }, p * PAGE, PAGE)), gcTime: 30_000 }).then(
           (rows) => {
             if (pages.current !== store) return;
             store.set(p, rows);
@@ -68,7 +70,7 @@ export function EventList() {
         ),
       );
     }
-  }, [first, total, panel.open]);
+  }, [first, total, panel.open, sourceId, device]);
 
   // The cursor's entry stays in view (unless the user is looking elsewhere on purpose: only when it left the view).
   useLayoutEffect(() => {
@@ -116,9 +118,9 @@ export function EventList() {
                       aria-selected={e === entry}
                       className={`events-row${e === entry ? ' current' : ''}${r?.action === 'oom' ? ' oom-row' : ''}`}
                       onClick={() => r && r.request >= 0 && seek(r.request)}
-                      title={r && r.request >= 0 ? `Move the cursor to request ${(r.request + 1).toLocaleString()}` : undefined}
+                      title={r && r.request >= 0 ? `Move the cursor to request ${grouped(r.request)}` : undefined}
                     >
-                      <span role="cell">{(e + 1).toLocaleString()}</span>
+                      <span role="cell">{grouped(e)}</span>
                       <span role="cell">{r?.action ?? '…'}</span>
                       <span role="cell">{r ? (r.action === 'oom' ? `free ${formatSize(r.addr)}` : hex(r.addr)) : ''}</span>
                       <span role="cell">{r ? formatSize(r.size) : ''}</span>
@@ -126,7 +128,7 @@ export function EventList() {
                       <span role="cell" title={r && !Number.isNaN(r.time) ? `time_us ${r.time}` : undefined}>
                         {r && !Number.isNaN(r.since) ? (r.since / 1000).toLocaleString(undefined, { minimumFractionDigits: 3, maximumFractionDigits: 3 }) : ''}
                       </span>
-                      <span role="cell">{r && r.request >= 0 ? (r.request + 1).toLocaleString() : ''}</span>
+                      <span role="cell">{r && r.request >= 0 ? grouped(r.request) : ''}</span>
                       <span role="cell" title={context}>
                         {context}
                       </span>

@@ -3,7 +3,7 @@
 import { useState } from 'react';
 import { usePanel } from './use-panel';
 import { exportRun, useSession } from '../state/session-store';
-import { useSweep } from '../state/sweep-store';
+import { useSweep } from './use-sweep';
 import type { SweepRow } from '../trace/sweep/sweep';
 import { sweepCsv } from '../trace/sweep/sweep-csv';
 import { segmentMapPng, segmentMapSvg } from './segment-map-export';
@@ -16,6 +16,7 @@ export function ExportMenu() {
   const source = useSession((s) => s.summary?.source ?? '');
   const [problem, setProblem] = useState<string | null>(null);
   const panel = usePanel('export');
+  const { sweep } = useSweep();
   const base = slug(source);
   const run = (job: () => Promise<void>) => () => {
     setProblem(null);
@@ -34,7 +35,7 @@ export function ExportMenu() {
         <button onClick={run(async () => download(`${base}.json`, new Blob([await exportRun('json')], { type: 'application/json' })))}>Snapshot (.json)</button>
         <button
           onClick={run(async () => {
-            const rows = useSweep.getState().rows.filter((r): r is SweepRow => r !== null);
+            const rows = sweep?.done ? sweep.rows.filter((r): r is SweepRow => r !== null) : [];
             if (rows.length === 0) throw new Error('The sweep has not finished yet.');
             download(`${base}-sweep.csv`, new Blob([sweepCsv(rows)], { type: 'text/csv' }));
           })}

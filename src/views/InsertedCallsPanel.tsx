@@ -3,6 +3,7 @@
 import { useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
 import { useSession } from '../state/session-store';
+import { grouped } from '../lib/grouped';
 
 type Kind = 'empty' | 'peak';
 const CALL: Record<Kind, string> = { empty: 'torch.cuda.empty_cache()', peak: 'torch.cuda.reset_peak_memory_stats()' };
@@ -23,7 +24,7 @@ export function InsertedCallsPanel() {
   );
   return (
     <section className="inserted-calls" aria-label="Insert calls into the run">
-      <span>After request {(cursor + 1).toLocaleString()}:</span>
+      <span>After request {grouped(cursor)}:</span>
       <button onClick={() => apply([...empty, cursor], peak)} title="Release every cached block that holds no allocation, here">
         Insert empty_cache()
       </button>
@@ -52,11 +53,11 @@ export function InsertedCallsPanel() {
           {inserted.map(([kind, at]) => (
             <li key={`${kind}${at}`}>
               <button className="link" onClick={() => seek(at)} title="Move the cursor there">
-                <code>{CALL[kind]}</code> after {(at + 1).toLocaleString()}
+                <code>{CALL[kind]}</code> after {grouped(at)}
               </button>
               <button
                 className="link"
-                aria-label={`Remove ${CALL[kind]} after request ${at + 1}`}
+                aria-label={`Remove ${CALL[kind]} after request ${at}`}
                 onClick={() => apply(kind === 'empty' ? empty.filter((i) => i !== at) : empty, kind === 'peak' ? peak.filter((i) => i !== at) : peak)}
               >
                 ×

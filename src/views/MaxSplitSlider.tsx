@@ -1,18 +1,22 @@
-// The max_split slider: a log scale from 20 MiB to the capacity (or the peak reserved memory), with
-// "unlimited" as its top. aria-valuenow is max_split_size_mb as PyTorch reads it (MiB).
+// The max_split slider: a log scale from the config's floor (20 MiB, or large_segment_size_mb) to the
+// cap (or the source's own peak reserved memory), with "unlimited" as its top. Its positions follow the
+// source, the cap and the floor, never the config's other effects, so a step lands where the scale says.
+// aria-valuenow is max_split_size_mb as PyTorch reads it (MiB).
 import { useRef } from 'react';
-import { maxSplitSteps, stepIndex } from '../state/max-split-steps';
+import { stepIndex } from '../state/max-split-steps';
 import { SweepChart } from './SweepChart';
 
 export interface MaxSplitSliderProps {
   /** Current max_split_size_mb; null when unlimited. */
   valueMiB: number | null;
-  topMiB: number;
+  /** Its positions (MiB, null last: unlimited). */
+  steps: readonly (number | null)[];
   onChange(mib: number | null): void;
 }
 
-export function MaxSplitSlider({ valueMiB, topMiB, onChange }: MaxSplitSliderProps) {
-  const steps = maxSplitSteps(Math.max(32, topMiB));
+const mib = (v: number): string => (v >= 1024 ? `${(v / 1024).toFixed(v % 1024 ? 1 : 0)} GiB` : `${v} MiB`);
+
+export function MaxSplitSlider({ valueMiB, steps, onChange }: MaxSplitSliderProps) {
   const index = stepIndex(steps, valueMiB);
   const last = steps.length - 1;
   const finiteTop = steps[last - 1]!;
@@ -65,10 +69,8 @@ export function MaxSplitSlider({ valueMiB, topMiB, onChange }: MaxSplitSliderPro
       </div>
       <SweepChart index={index} onPick={(mib) => onChange(mib)} />
       <div className="max-split-scale">
-        <span>20 MiB</span>
-        <span>
-          {finiteTop >= 1024 ? `${(finiteTop / 1024).toFixed(finiteTop % 1024 ? 1 : 0)} GiB` : `${finiteTop} MiB`}, then unlimited
-        </span>
+        <span>{mib(steps[0]!)}</span>
+        <span>{mib(finiteTop)}, then unlimited</span>
       </div>
     </div>
   );

@@ -1,10 +1,14 @@
 // Recordings beside the open one: another snapshot compared with it (peaks, OOMs, the reserved-allocated
 // gap, both timelines on one relative axis, the allocation sites whose bytes at the peak differ most),
 // or the snapshots of one job's ranks, one row each with the what-if under the session's config.
+import { useIsFetching, useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
-import { useRecordings, type RankRow } from '../state/recordings-store';
+import { grouped } from '../lib/grouped';
+import { failure } from '../state/derived';
+import { digestQuery, selfDigestQuery, useRecordings } from '../state/recordings-store';
 import { useSession } from '../state/session-store';
+import { wholeRun, type Coverage } from '../trace/replay/coverage';
 import type { RecordingDigest, RunFigures } from '../trace/replay/recording-digest';
 import { shortFrame } from './frame-text';
 import { FileButton } from './FileButton';
@@ -71,7 +75,7 @@ function CompareRecordings({ self, other }: { self: RecordingDigest; other: Reco
               {runs.map((d, k) => (
                 <td key={k}>
                   {formatSize(d.whatIf!.peakReserved)}
-                  {d.whatIf!.ooms > 0 && `, OOM at request ${(d.whatIf!.firstOom + 1).toLocaleString()}`}
+                  {d.whatIf!.ooms > 0 && `, OOM at request ${grouped(d.whatIf!.firstOom)}`}
                 </td>
               ))}
               <td>{signed(other.whatIf!.peakReserved - self.whatIf!.peakReserved, true)}</td>
@@ -110,16 +114,64 @@ function CompareRecordings({ self, other }: { self: RecordingDigest; other: Reco
   );
 }
 
-/** A what-if against the recording: fewer OOMs first, then less peak reserved (as the tuning guide ranks). */
-function verdict(recorded: RunFigures, whatIf: RunFigures): 'helps' | 'hurts' | 'same' {
-  if (whatIf.ooms !== recorded.ooms) return whatIf.ooms < recorded.ooms ? 'helps' : 'hurts';
-  if (whatIf.peakReserved === recorded.peakReserved) return 'same';
-  return whatIf.peakReserved < recorded.peakReserved ? 'helps' : 'hurts';
+/**
+ * A what-if against the recording: no OOM first, then the later first OOM, then less peak reserved (as
+ * the tuning guide ranks), in words that reach no further than the recording: on one that ends at its
+ * OOM or began mid-run, "better in the recorded part", never "helps".
+ */
+function verdict(recorded: RunFigures, whatIf: RunFigures, coverage: Coverage): string {
+  const oom = (f: RunFigures): number => (f.firstOom < 0 ? Infinity : f.firstOom);
+  const diff = oom(whatIf) !== oom(recorded) ? oom(recorded) - oom(whatIf) : whatIf.peakReserved - recorded.peakReserved;
+  if (diff === 0) return 'same';
+  if (wholeRun(coverage)) return diff < 0 ? 'helps' : 'hurts';
+  return diff < 0 ? 'better in the recorded part' : 'worse in the recorded part';
 }
 
-function RankTable({ rows, conf }: { rows: RankRow[]; conf: string | null }) {
+/** One rank: its digest under the config asked for, its what-if and verdict. */
+function RankRowView({ file, conf }: { file: File; conf: string | null }) {
   const openFile = useSession((s) => s.openFile);
-  const asked = rows.find((r) => r.digest?.whatIf)?.digest?.whatIf?.conf;
+  const q = useQuery(digestQuery(file, conf));
+  const d = q.data;
+  const error = failure(q.error);
+  const w = d?.whatIf;
+  const v = d && w ? verdict(d.recorded, w, d.coverage) : null;
+  return (
+    <tr onClick={() => file.size > 0 && void openFile(file)} title={`Open ${file.name}`} className={d?.recorded.ooms ? 'has-oom' : undefined} data-conf={conf ?? ''} aria-busy={!d && !error}>
+      <th scope="row">{file.name}</th>
+      {error ? (
+        <td colSpan={6} className="error">
+          {error}
+        </td>
+      ) : !d ? (
+        <td colSpan={6} className="hint">
+          replaying…
+        </td>
+      ) : (
+        <>
+          <td>{d.requests.toLocaleString()}</td>
+          <td data-figure="peak reserved">{formatSize(d.recorded.peakReserved)}</td>
+          <td data-figure="peak allocated">{formatSize(d.recorded.peakAllocated)}</td>
+          <td data-figure="OOMs">{d.recorded.ooms}</td>
+          <td>{(d.recorded.fragmentationAtPeak * 100).toFixed(1)}%</td>
+          <td className="what-if">
+            {w ? (
+              <>
+                {formatSize(w.peakReserved)} <span className="delta">{signed(w.peakReserved - d.recorded.peakReserved, true)}</span>
+                {w.ooms > 0 && <span className="has-oom">, OOM at request {grouped(w.firstOom)}</span>} <b className={`verdict-${v!.split(' ')[0]}`}>{v}</b>
+              </>
+            ) : conf !== null ? (
+              'as recorded'
+            ) : (
+              'set a config to see'
+            )}
+          </td>
+        </>
+      )}
+    </tr>
+  );
+}
+
+function RankTable({ files, conf }: { files: File[]; conf: string | null }) {
   return (
     <table className="recordings-table ranks" aria-label="Ranks of one job">
       <thead>
@@ -130,61 +182,42 @@ function RankTable({ rows, conf }: { rows: RankRow[]; conf: string | null }) {
           <th scope="col">peak allocated</th>
           <th scope="col">OOMs</th>
           <th scope="col" title="At the reserved peak: the share of the free bytes outside the largest free block">fragmentation</th>
-          <th scope="col" title={conf !== null ? `Peak reserved replayed under ${asked ?? conf}` : undefined}>
+          <th scope="col" title={conf !== null ? `Peak reserved replayed under ${conf || 'the defaults'}` : undefined}>
             what-if
           </th>
         </tr>
       </thead>
       <tbody>
-        {rows.map((r) => {
-          const d = r.digest;
-          const w = d?.whatIf;
-          return (
-            <tr key={r.name} onClick={() => r.file.size > 0 && void openFile(r.file)} title={`Open ${r.name}`} className={d?.recorded.ooms ? 'has-oom' : undefined}>
-              <th scope="row">{r.name}</th>
-              {r.error ? (
-                <td colSpan={6} className="error">
-                  {r.error}
-                </td>
-              ) : !d ? (
-                <td colSpan={6} className="hint">
-                  replaying…
-                </td>
-              ) : (
-                <>
-                  <td>{d.requests.toLocaleString()}</td>
-                  <td data-figure="peak reserved">{formatSize(d.recorded.peakReserved)}</td>
-                  <td data-figure="peak allocated">{formatSize(d.recorded.peakAllocated)}</td>
-                  <td data-figure="OOMs">{d.recorded.ooms}</td>
-                  <td>{(d.recorded.fragmentationAtPeak * 100).toFixed(1)}%</td>
-                  <td className="what-if">
-                    {w ? (
-                      <>
-                        {formatSize(w.peakReserved)} <span className="delta">{signed(w.peakReserved - d.recorded.peakReserved, true)}</span>
-                        {w.ooms > 0 && <span className="has-oom">, {w.ooms} OOM{w.ooms === 1 ? '' : 's'}</span>} <b className={`verdict-${verdict(d.recorded, w)}`}>{verdict(d.recorded, w)}</b>
-                      </>
-                    ) : conf !== null ? (
-                      'as recorded'
-                    ) : (
-                      'set a config to see'
-                    )}
-                  </td>
-                </>
-              )}
-            </tr>
-          );
-        })}
+        {files.map((f) => (
+          <RankRowView key={f.name} file={f} conf={conf} />
+        ))}
       </tbody>
     </table>
   );
 }
 
+/** The open source beside another file, both digested under the config asked for. */
+function OtherRecording({ file, source, sourceId, conf }: { file: File; source: string; sourceId: number; conf: string | null }) {
+  const selfQ = useQuery(selfDigestQuery(sourceId, conf));
+  const otherQ = useQuery(digestQuery(file, conf));
+  const error = failure(otherQ.error) ?? (failure(selfQ.error) && `${source}: ${failure(selfQ.error)}`);
+  return (
+    <>
+      {error && <p className="error">{error}</p>}
+      {selfQ.data && otherQ.data ? <CompareRecordings self={selfQ.data} other={otherQ.data} /> : !error && <p className="hint">Replaying both…</p>}
+    </>
+  );
+}
+
 export function RecordingsPanel() {
   const panel = usePanel('recordings');
-  const { other, wanted, self, ranks, busy, compareWith, openRanks, closeCompare, closeRanks } = useRecordings(
-    useShallow((s) => ({ other: s.other, wanted: s.wanted, self: s.self, ranks: s.ranks, busy: s.busy, compareWith: s.compareWith, openRanks: s.openRanks, closeCompare: s.closeCompare, closeRanks: s.closeRanks })),
+  const { other, wanted, ranks, ranksError, compareWith, openRanks, closeCompare, closeRanks } = useRecordings(
+    useShallow((s) => ({ other: s.other, wanted: s.wanted, ranks: s.ranks, ranksError: s.ranksError, compareWith: s.compareWith, openRanks: s.openRanks, closeCompare: s.closeCompare, closeRanks: s.closeRanks })),
   );
-  const { conf, sourceKind, source } = useSession(useShallow((s) => ({ conf: s.settings.conf, sourceKind: s.summary?.sourceKind, source: s.summary?.source })));
+  const { conf, sourceKind, source, sourceId } = useSession(
+    useShallow((s) => ({ conf: s.settings.conf, sourceKind: s.summary?.sourceKind, source: s.summary?.source, sourceId: s.summary?.key.source ?? 0 })),
+  );
+  const busy = useIsFetching({ predicate: (q) => String(q.queryKey[0]).startsWith('digest') }) > 0;
   return (
     <details className="recordings" {...panel}>
       <summary>Other recordings: compare two, or a job's ranks</summary>
@@ -211,8 +244,7 @@ export function RecordingsPanel() {
                   close
                 </button>
               </header>
-              {other.error && <p className="error">{other.error}</p>}
-              {self && other.digest ? <CompareRecordings self={self} other={other.digest} /> : !other.error && <p className="hint">Replaying both…</p>}
+              <OtherRecording file={other.file} source={source ?? ''} sourceId={sourceId} conf={conf} />
             </section>
           )}
           {ranks && (
@@ -227,7 +259,7 @@ export function RecordingsPanel() {
                 </button>
               </header>
               <div className="recordings-scroll">
-                <RankTable rows={ranks} conf={conf} />
+                {ranksError ? <p className="error">{ranksError}</p> : <RankTable files={ranks} conf={conf} />}
               </div>
             </section>
           )}

@@ -1,9 +1,12 @@
 // The search box above the segment map: an address, a size range or frame text. Enter searches and
 // steps to the next matching request (Shift+Enter: the previous); Escape clears.
 import { useEffect, useId, useState } from 'react';
-import { useShallow } from 'zustand/react/shallow';
+import { useQuery } from '@tanstack/react-query';
 import { formatSize } from '../allocator/format-size';
-import { useSearch } from '../state/search-store';
+import { failure } from '../state/derived';
+import { clearSearch, find, searchQuery, stepMatch, useSearch } from '../state/search-store';
+import { useViewKey } from '../state/session-store';
+import { sourceKeyOf } from '../state/view-key';
 import type { SearchQuery } from '../trace/measures/event-search';
 
 function describe(q: SearchQuery): string {
@@ -15,9 +18,14 @@ function describe(q: SearchQuery): string {
 }
 
 export function SearchBox({ marked }: { marked: number | null }) {
-  const { input, query, requests, error, find, step, clear } = useSearch(
-    useShallow((s) => ({ input: s.input, query: s.query, requests: s.requests, error: s.error, find: s.find, step: s.step, clear: s.clear })),
-  );
+  const input = useSearch((s) => s.input);
+  const key = useViewKey();
+  const q = useQuery({ ...searchQuery(sourceKeyOf(key), input), enabled: input !== '' });
+  const result = input ? q.data : undefined;
+  const query = result?.query ?? null;
+  const requests = result?.requests ?? null;
+  const error = input ? failure(q.error) : null;
+  const step = (direction: 1 | -1): void => stepMatch(result, direction);
   const [text, setText] = useState(input);
   const id = useId();
   // The box shows what was last searched, wherever it came from (a link, a cleared search).
@@ -35,7 +43,7 @@ export function SearchBox({ marked }: { marked: number | null }) {
         onKeyDown={(e) => {
           if (e.key === 'Escape') {
             setText('');
-            clear();
+            clearSearch();
           } else if (e.key === 'Enter') {
             e.preventDefault();
             void find(text, e.shiftKey ? -1 : 1);

@@ -5,8 +5,11 @@ import { useMemo } from 'react';
 import { firstMaxIndex } from '../lib/first-max';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
-import { useSession } from '../state/session-store';
+import { grouped } from '../lib/grouped';
+import { useSession, useViewKey } from '../state/session-store';
 import { useStacks } from '../state/stack-store';
+import { keyId } from '../state/view-key';
+import { useStackTree } from './use-stacks';
 import { NO_STACK, nodeAtPath, pathTo } from '../trace/measures/memory-by-stack';
 import { shortFrame } from './frame-text';
 import { SitesTable } from './SitesTable';
@@ -16,9 +19,9 @@ import './stack.css';
 
 export function StackPanel() {
   const panel = usePanel('stacks');
-  const { tree, at, error, selection, select } = useStacks(
-    useShallow((s) => ({ tree: s.tree, at: s.at, error: s.error, selection: s.selection, select: s.select })),
-  );
+  const { selection, select } = useStacks(useShallow((s) => ({ selection: s.selection, select: s.select })));
+  const { tree, at, current, error } = useStackTree(panel.open);
+  const key = useViewKey();
   const { timeline, seek, conf, recordedConf, sourceKind } = useSession(
     useShallow((s) => ({ timeline: s.timeline, seek: s.seek, conf: s.summary?.conf, recordedConf: s.summary?.recordedConf, sourceKind: s.summary?.sourceKind })),
   );
@@ -28,7 +31,7 @@ export function StackPanel() {
   const stackless = tree !== null && tree.label.length === 2 && tree.label[1] === NO_STACK;
   const whatIf = sourceKind === 'snapshot' && conf !== recordedConf;
   return (
-    <details className="stacks" {...panel}>
+    <details className="stacks" {...panel} data-key={tree ? keyId(key) : undefined} data-at={at ?? undefined} aria-busy={!current}>
       <summary>Which code holds the memory</summary>
       {panel.open && (
         <div className="stacks-body">
@@ -36,16 +39,16 @@ export function StackPanel() {
             <span className="stacks-at">
               {tree && at !== null ? (
                 <>
-                  After request <b>{(at + 1).toLocaleString()}</b>: <b>{formatSize(tree.bytes[0]!)}</b> in {tree.blocks[0]!.toLocaleString()} live allocations
+                  After request <b>{grouped(at)}</b>: <b>{formatSize(tree.bytes[0]!)}</b> in {tree.blocks[0]!.toLocaleString()} live allocations
                   {whatIf && <> in the replay under <code>{conf || 'the defaults'}</code></>}
                 </>
               ) : (
-                'Grouping the live allocations by stack…'
+                'Grouping the live allocations by stack… (updating)'
               )}
             </span>
             {peak !== null && (
               <button onClick={() => seek(peak)} disabled={at === peak} title="Move the cursor to the request after which allocated memory is highest">
-                Go to the peak (request {(peak + 1).toLocaleString()})
+                Go to the peak (request {grouped(peak)})
               </button>
             )}
             {selection && (

@@ -1,11 +1,15 @@
-// Numbers at the cursor and at the end: memory_stats() names, fragmentation, the cudaMalloc churn,
-// and the OOM message where a request failed.
+// Numbers at the cursor and at the end: memory_stats() names, fragmentation, the cudaMalloc churn and
+// the OOMs of the replay, each term explained on hover and in "What these mean". The figures are the
+// replay's on screen; while the current key's is on its way they are marked as updating.
+import { grouped } from '../lib/grouped';
 import { formatSize } from '../allocator/format-size';
 import { usePanel } from './use-panel';
 import { useShallow } from 'zustand/react/shallow';
-import { useSession } from '../state/session-store';
+import { useSession, useViewKey } from '../state/session-store';
+import { keyId } from '../state/view-key';
+import { GLOSSARY, type Term } from './glossary';
 
-const BYTE_ROWS: [string, string][] = [
+const BYTE_ROWS: [string, Term][] = [
   ['allocated_bytes.all.current', 'allocated'],
   ['reserved_bytes.all.current', 'reserved'],
   ['active_bytes.all.current', 'active'],
@@ -13,27 +17,43 @@ const BYTE_ROWS: [string, string][] = [
   ['allocated_bytes.all.peak', 'allocated, peak'],
   ['reserved_bytes.all.peak', 'reserved, peak'],
 ];
-const COUNT_ROWS: [string, string][] = [
+const COUNT_ROWS: [string, Term][] = [
   ['num_device_alloc', 'cudaMalloc calls'],
   ['num_device_free', 'cudaFree calls'],
   ['num_alloc_retries', 'retries (cache flushed)'],
   ['num_ooms', 'OOMs'],
 ];
+const TERMS: Term[] = ['request', ...BYTE_ROWS.map(([, t]) => t), 'reserved − allocated', 'largest free block', 'external fragmentation', ...COUNT_ROWS.map(([, t]) => t), 'segment', 'stream', 'cap'];
+
+/** A term with its explanation on hover (and by keyboard focus). */
+export function TermLabel({ term }: { term: Term }) {
+  return (
+    <span className="term" title={GLOSSARY[term]} tabIndex={0}>
+      {term}
+    </span>
+  );
+}
 
 export function StatsPanel() {
   const { summary, view, seek } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({ summary: s.summary, view: s.view, seek: s.seek })),
   );
+  const key = useViewKey();
   const panel = usePanel('ooms');
   if (!summary || !view) return <section className="stats-panel" aria-label="Stats" />;
   const at = view.stats;
   const end = summary.stats;
   const f = view.fragmentation;
   const atEnd = view.cursor === summary.requests - 1;
+  const current = keyId(view.key) === keyId(key) && keyId(summary.key) === keyId(key);
   return (
-    <section className="stats-panel" aria-label="Stats">
-      <h2>At the cursor{atEnd ? ' (the end)' : ''}</h2>
+    <section className={`stats-panel${current ? '' : ' updating'}`} aria-label="Stats" aria-busy={!current} data-key={keyId(view.key)}>
+      <h2>
+        After request {grouped(view.cursor)}
+        {atEnd ? ' (the end)' : ''}
+        {!current && <span className="hint"> · updating…</span>}
+      </h2>
       <table className="stats">
         <thead>
           <tr>
@@ -43,42 +63,55 @@ export function StatsPanel() {
           </tr>
         </thead>
         <tbody>
-          {BYTE_ROWS.map(([key, label]) => (
-            <tr key={key} title={key}>
-              <th scope="row">{label}</th>
-              <td data-stat={key} data-value={at[key]}>
+          {BYTE_ROWS.map(([key, term]) => (
+            <tr key={key}>
+              <th scope="row">
+                <TermLabel term={term} />
+              </th>
+              <td data-stat={key} data-value={at[key]} title={key}>
                 {formatSize(at[key] ?? 0)}
               </td>
-              <td>{formatSize(end[key] ?? 0)}</td>
+              <td data-end-stat={key} data-value={end[key]}>
+                {formatSize(end[key] ?? 0)}
+              </td>
             </tr>
           ))}
-          <tr title="reserved minus allocated: cached by PyTorch, used as far as nvidia-smi can tell">
-            <th scope="row">reserved − allocated</th>
+          <tr>
+            <th scope="row">
+              <TermLabel term="reserved − allocated" />
+            </th>
             <td>{formatSize(f.reservedMinusAllocated)}</td>
             <td />
           </tr>
-          <tr title="the largest request that needs no new cudaMalloc">
-            <th scope="row">largest free block</th>
+          <tr>
+            <th scope="row">
+              <TermLabel term="largest free block" />
+            </th>
             <td>{formatSize(f.largestFreeBlock)}</td>
             <td />
           </tr>
-          <tr title="1 − largest free block / cached free bytes">
-            <th scope="row">external fragmentation</th>
+          <tr>
+            <th scope="row">
+              <TermLabel term="external fragmentation" />
+            </th>
             <td>{(f.externalRatio * 100).toFixed(1)}%</td>
             <td />
           </tr>
-          {COUNT_ROWS.map(([key, label]) => (
-            <tr key={key} title={key}>
-              <th scope="row">{label}</th>
-              <td data-stat={key} data-value={at[key]}>
-                {(at[key] ?? 0).toLocaleString()}
+          {COUNT_ROWS.map(([key, term]) => (
+            <tr key={key}>
+              <th scope="row">
+                <TermLabel term={term} />
+              </th>
+              <td data-stat={key} data-value={at[key]} title={key}>
+                {grouped(at[key] ?? 0)}
               </td>
-              <td>{(end[key] ?? 0).toLocaleString()}</td>
+              <td data-end-stat={key} data-value={end[key]}>
+                {grouped(end[key] ?? 0)}
+              </td>
             </tr>
           ))}
         </tbody>
       </table>
-      {view.oom && <p className="oom">{view.oom}</p>}
       {summary.ooms.length > 0 && (
         <details className="ooms" {...panel}>
           <summary>
@@ -86,9 +119,9 @@ export function StatsPanel() {
           </summary>
           <ul>
             {summary.ooms.slice(0, 20).map((o) => (
-              <li key={o.request}>
+              <li key={o.request} data-request={o.request}>
                 <button className="link" onClick={() => seek(o.request)}>
-                  request {(o.request + 1).toLocaleString()}
+                  request {grouped(o.request)}
                 </button>
                 : <span className="oom">{o.message}</span>
               </li>
@@ -96,6 +129,17 @@ export function StatsPanel() {
           </ul>
         </details>
       )}
+      <details className="glossary">
+        <summary>What these mean</summary>
+        <dl>
+          {TERMS.map((t) => (
+            <div key={t}>
+              <dt>{t}</dt>
+              <dd>{GLOSSARY[t]}</dd>
+            </div>
+          ))}
+        </dl>
+      </details>
     </section>
   );
 }

@@ -2,12 +2,15 @@
 // garbage_collection_threshold), or a built-in workload under many seeds with the chance of an OOM.
 // A row applies its setting (or opens that seed).
 import { useEffect, useId, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
 import { configToString } from '../allocator/config';
 import { formatSize } from '../allocator/format-size';
-import { explore, useExplore, type ExploreAxis } from '../state/explore-store';
-import { useSession } from '../state/session-store';
+import { failure } from '../state/derived';
+import { explore, exploreQuery, useExplore, type ExploreAxis } from '../state/explore-store';
+import { useSession, useViewKey } from '../state/session-store';
 import { replayBasis } from '../state/sweep-pool';
+import { keyId } from '../state/view-key';
 import { oomProbability } from '../trace/sweep/seed-sweep';
 import { withParam, type SweepRow } from '../trace/sweep/sweep';
 import { usePanel } from './use-panel';
@@ -19,13 +22,19 @@ const AXES: [ExploreAxis, string][] = [
 ];
 
 export function SweepExplorer() {
-  const { axis, values, rows, done, error } = useExplore(
-    useShallow((s) => ({ axis: s.axis, values: s.values, rows: s.rows, done: s.done, error: s.error })),
-  );
+  const asked = useExplore((s) => s.asked);
   const { summary, settings, sourceLink, setConf, openWorkload } = useSession(
     useShallow((s) => ({ summary: s.summary, settings: s.settings, sourceLink: s.sourceLink, setConf: s.setConf, openWorkload: s.openWorkload })),
   );
   const panel = usePanel('explorer');
+  const key = useViewKey();
+  const axis = asked?.axis ?? null;
+  const values = asked?.values ?? [];
+  // The rows of the current key (a new config, cap or source sweeps again while the panel is open).
+  const q = useQuery({ ...exploreQuery(key, axis ?? 'seed', values), enabled: asked !== null && panel.open });
+  const rows: (SweepRow | null)[] = q.data ?? values.map(() => null);
+  const done = q.data !== undefined;
+  const error = failure(q.error);
   const axisId = useId();
   const seedsId = useId();
   const [chosen, setChosen] = useState<ExploreAxis>('roundup_power2_divisions');
@@ -41,8 +50,7 @@ export function SweepExplorer() {
       if (sourceLink?.kind === 'workload') openWorkload(sourceLink.id, { ...sourceLink.params, seed: values[i]! });
       return;
     }
-    const basis = replayBasis();
-    if (basis) setConf(configToString(withParam(basis.asked, axis, values[i]!)));
+    if (keyId(summary.key) === keyId(key)) setConf(configToString(withParam(replayBasis(summary).asked, axis, values[i]!)));
   };
   const label = (v: number): string => (axis === 'seed' ? `seed ${v}` : v === 0 ? 'off' : String(v));
   return (
@@ -63,7 +71,7 @@ export function SweepExplorer() {
             <label htmlFor={seedsId}>seeds</label>
           </>
         )}
-        <button onClick={() => void explore(chosen, chosen === 'seed' ? { seeds } : {})}>Run</button>
+        <button onClick={() => explore(chosen, chosen === 'seed' ? { seeds } : {})}>Run</button>
       </div>
       {error && <p className="error">{error}</p>}
       {axis === 'seed' && done && present.length > 0 && (
@@ -73,7 +81,7 @@ export function SweepExplorer() {
         </p>
       )}
       {axis && rows.length > 0 && (
-        <table className="explorer-table" aria-label={`Sweep of ${axis}`}>
+        <table className="explorer-table" aria-label={`Sweep of ${axis}`} data-key={done ? keyId(key) : undefined} aria-busy={!done}>
           <thead>
             <tr>
               <th scope="col">{axis === 'seed' ? 'seed' : axis}</th>

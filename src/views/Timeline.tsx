@@ -44,6 +44,8 @@ export interface TimelineProps {
   onWantTime?(): void;
   /** The program's phases (record_function ranges, user_metadata), drawn as bands along the top. */
   annotations?: readonly TimelineAnnotation[];
+  /** A memory cap the replay ran under: a line across the chart where reserved memory may go no higher. */
+  cap?: number | null;
 }
 
 export interface TimelineOverlay {
@@ -80,7 +82,7 @@ const NO_ANNOTATIONS: readonly TimelineAnnotation[] = [];
 /** Height of one strip of annotation bands at the plot's top, px. */
 const STRIP = 9;
 
-export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null, timed: hasTime = false, time = null, onWantTime, annotations = NO_ANNOTATIONS }: TimelineProps) {
+export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null, timed: hasTime = false, time = null, onWantTime, annotations = NO_ANNOTATIONS, cap = null }: TimelineProps) {
   const [overTime, setOverTime] = useState(false);
   const timed = overTime && time !== null && series !== null && time.length === series.allocated.length;
   const plotRef = useRef<HTMLDivElement>(null);
@@ -90,8 +92,9 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cap, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
   live.current.timed = timed;
+  live.current.cap = cap;
   live.current.time = time;
   live.current.annotations = annotations;
   live.current.series = series;
@@ -115,9 +118,9 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       const at = (v: number): number => Math.max(0, Math.min(n - 1, upperBound(t, t[0]! + v * unit) - 1));
       return { n, iw, ih, x, xi: (i: number) => x((t[Math.max(0, Math.min(n - 1, Math.round(i)))]! - t[0]!) / unit), indexAt: (px: number) => at(x.invert(px)), unit: unit === 1e6 ? 's' : 'ms' };
     }
-    // Request numbers are 1-based on screen: index i sits at request i + 1.
-    const x = scaleLinear().domain([1, Math.max(2, n)]).range([0, iw]);
-    return { n, iw, ih, x, xi: (i: number) => x(i + 1), indexAt: (px: number) => Math.round(x.invert(px)) - 1, unit: '' };
+    // Requests are numbered from 0 on screen, as everywhere (the CLI, links): index i sits at request i.
+    const x = scaleLinear().domain([0, Math.max(1, n - 1)]).range([0, iw]);
+    return { n, iw, ih, x, xi: (i: number) => x(i), indexAt: (px: number) => Math.round(x.invert(px)), unit: '' };
   };
 
   const draw = () => {
@@ -132,9 +135,11 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       L.max = s ? seriesMax(s) : 0;
       L.seriesMaxOf = s;
     }
-    const axis = byteAxis(L.max, Math.max(2, Math.floor(ih / 30)));
+    // A cap near the series is drawn within the chart; one far above it would flatten them, and is said in the legend.
+    const capShown = L.cap !== null && s !== null && L.cap <= 2 * L.max ? L.cap : null;
+    const axis = byteAxis(Math.max(L.max, capShown ?? 0), Math.max(2, Math.floor(ih / 30)));
     const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
-    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}`;
+    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}:${capShown}`;
 
     const drawAxes = (): void => {
       root.attr('width', L.width).attr('height', L.height);
@@ -180,7 +185,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
           .attr('y', (a) => (a.kind === 'range' ? 0 : STRIP + 1))
           .attr('height', STRIP)
           .select('title')
-          .text((a) => `${a.label}: requests ${count(a.start + 1)}–${count(a.end + 1)}`);
+          .text((a) => `${a.label}: requests ${count(a.start)}–${count(a.end)}`);
       }
       const columns = Math.ceil(iw);
       const env = s && { reserved: envelope(s.reserved, columns), active: envelope(s.active, columns), allocated: envelope(s.allocated, columns) };
@@ -218,6 +223,16 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       // Inserted calls: a dashed rule after their request.
       markers('.tl-calls', s ? markerColumns(Int32Array.from(L.calls), xi) : [], (c) => `M${c},0V${ih}`);
       for (const el of svg.querySelectorAll('.tl-grid, .tl-x, .tl-y')) setChanged(el, 'visibility', s ? null : 'hidden');
+      // The cap: a dashed line at its height, labelled.
+      const capY = capShown !== null ? y(capShown) : -100;
+      const capLine = part('.tl-cap');
+      for (const [name, v] of [['x1', 0], ['x2', iw], ['y1', capY], ['y2', capY]] as const) setChanged(capLine, name, v);
+      setChanged(capLine, 'visibility', capShown === null ? 'hidden' : null);
+      const capLabel = part('.tl-cap-label');
+      setChanged(capLabel, 'x', iw - 4);
+      setChanged(capLabel, 'y', capY - 3);
+      setChanged(capLabel, 'visibility', capShown === null ? 'hidden' : null);
+      if (capLabel && capShown !== null && capLabel.textContent !== `cap ${formatSize(capShown)}`) capLabel.textContent = `cap ${formatSize(capShown)}`;
     }
 
     // The cursor: a line and dots on allocated and reserved.
@@ -254,7 +269,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  useEffect(schedule, [series, at, overlay, marks, timed, annotations]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(schedule, [series, at, overlay, marks, timed, annotations, cap]); // eslint-disable-line react-hooks/exhaustive-deps
 
   // A theme change recolours the SVG by itself; the canvas is painted again.
   useEffect(() => {
@@ -321,7 +336,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const isOom = !!series && at >= 0 && contains(series.ooms, at);
   const isRetry = !!series && at >= 0 && contains(series.retries, at);
   const valueText = series && at >= 0
-    ? `request ${count(at + 1)} of ${count(total)}: allocated ${formatSize(series.allocated[at]!)}, reserved ${formatSize(series.reserved[at]!)}${isOom ? ', OOM' : ''}`
+    ? `request ${count(at)} of 0 to ${count(total - 1)}: allocated ${formatSize(series.allocated[at]!)}, reserved ${formatSize(series.reserved[at]!)}${isOom ? ', OOM' : ''}`
     : 'no requests';
 
   return (
@@ -364,6 +379,11 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <span className="tl-mark tl-mk-call">┆</span>call ×{count(calls.length)}
           </li>
         )}
+        {cap !== null && (
+          <li title="The memory cap the replay ran under: reserved memory may go no higher">
+            <span className="tl-mark tl-mk-cap">┄</span>cap {formatSize(cap)}
+          </li>
+        )}
         {isOom && <li className="tl-badge tl-badge-oom">OOM at the cursor</li>}
         {!isOom && isRetry && <li className="tl-badge tl-badge-retry">retry at the cursor</li>}
       </ul>
@@ -373,9 +393,9 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         role="slider"
         tabIndex={0}
         aria-label="Cursor (request)"
-        aria-valuemin={1}
-        aria-valuemax={total}
-        aria-valuenow={at + 1}
+        aria-valuemin={0}
+        aria-valuemax={Math.max(0, total - 1)}
+        aria-valuenow={Math.max(0, at)}
         aria-valuetext={valueText}
         aria-disabled={total ? undefined : true}
         onKeyDown={onSliderKey}
@@ -398,6 +418,8 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <path className="tl-calls" />
             <path className="tl-retries" />
             <path className="tl-ooms" />
+            <line className="tl-cap" visibility="hidden" />
+            <text className="tl-cap-label" textAnchor="end" visibility="hidden" />
             <line className="tl-cursor" />
             <circle className="tl-dot-reserved" r={4} cx={-100} />
             <circle className="tl-dot-allocated" r={4} cx={-100} />
@@ -418,7 +440,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
           {playing ? '❚❚ Pause' : '▶ Play'}
         </button>
         <span className="tl-position">
-          request {count(at + 1)} / {count(total)}
+          request {count(Math.max(0, at))} / {count(total)}
           {time && at >= 0 && at < time.length && ` · ${format(',.3f')((time[at]! - time[0]!) / 1e3)} ms`}
         </span>
         {hasTime && (

@@ -1,9 +1,13 @@
 // The segment map and the timeline at the cursor; with several streams, a selector shows one of them.
 import { useId, useMemo, useState } from 'react';
+import { useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
-import { allocationFrames, useSession } from '../state/session-store';
-import { useSearch } from '../state/search-store';
-import { useStacks } from '../state/stack-store';
+import { callWorker } from '../state/replay-client';
+import { allocationFrames, useSession, useViewKey } from '../state/session-store';
+import { searchQuery, useSearch } from '../state/search-store';
+import { idsOf, useStacks } from '../state/stack-store';
+import { sourceKeyOf } from '../state/view-key';
+import { useSelectionSeries, useStackTree } from './use-stacks';
 import { blockMatches } from '../trace/measures/event-search';
 import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
 import { shortFrame } from './frame-text';
@@ -14,7 +18,7 @@ import { Timeline, type TimelineOverlay } from './Timeline';
 const ALL = 'all';
 
 export function ViewPanels() {
-  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter, recordedCalls, axis, loadRequestTimes } = useSession(
+  const { view, timeline, cursor, playing, seek, setPlaying, look, setZoom, setPinned, emptyCacheAfter, resetPeakAfter, recordedCalls, cap } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
     useShallow((s) => ({
       view: s.view,
@@ -29,15 +33,27 @@ export function ViewPanels() {
       emptyCacheAfter: s.settings.emptyCacheAfter,
       resetPeakAfter: s.settings.resetPeakAfter,
       recordedCalls: s.summary?.recordedEmptyCache,
-      axis: s.axis,
-      loadRequestTimes: s.loadRequestTimes,
+      cap: s.summary?.capacity?.kind === 'fraction' ? s.summary.capacity.bytes : null,
     })),
   );
+  const key = useViewKey();
+  const sourceKey = useMemo(() => sourceKeyOf(key), [key]);
+  // The trace's own time axis and phases: the same under every config, one per source and device.
+  const axis = useQuery({ queryKey: ['axis', sourceKey.source, sourceKey.device ?? 0], queryFn: () => callWorker((w) => w.timeAxis(sourceKey)) }).data;
+  const [wantTime, setWantTime] = useState(false);
+  const time = useQuery({ queryKey: ['times', sourceKey.source, sourceKey.device ?? 0], queryFn: () => callWorker((w) => w.requestTimes(sourceKey)), enabled: wantTime && (axis?.timed ?? false) }).data ?? null;
   // A stack view's selection, while its panel is open: its blocks marked, its bytes drawn.
   const stacksOpen = look.panels.includes('stacks');
-  const { selectedIds, selection, selectionSeries } = useStacks(useShallow((s) => ({ selectedIds: s.selectedIds, selection: s.selection, selectionSeries: s.series })));
+  const selection = useStacks((s) => s.selection);
+  const { tree } = useStackTree(stacksOpen && selection !== null);
+  const selectedIds = useMemo(() => idsOf(tree, selection), [tree, selection]);
+  const selectionSeries = useSelectionSeries(stacksOpen);
   // A search marks its blocks (it was typed to be seen), else the stack view's selection does.
-  const { query, searchIds, matched } = useSearch(useShallow((s) => ({ query: s.query, searchIds: s.ids, matched: s.requests })));
+  const input = useSearch((s) => s.input);
+  const found = useQuery({ ...searchQuery(sourceKey, input), enabled: input !== '' }).data;
+  const query = input ? (found?.query ?? null) : null;
+  const searchIds = found?.ids ?? null;
+  const matched = input ? (found?.requests ?? null) : null;
   const mark = useMemo<BlockMark | null>(() => {
     if (query && matched) return (l, b) => blockMatches(query, l.blockAddr[b]!, l.blockSize[b]!, l.blockRequested[b]!, l.blockId[b]!, searchIds);
     return stacksOpen && selectedIds ? (l, b) => selectedIds.has(l.blockId[b]!) && l.blockState[b] === BlockState.allocated : null;
@@ -76,7 +92,7 @@ export function ViewPanels() {
             <option value={ALL}>all {streams.length} streams</option>
             {streams.map((s) => (
               <option key={s} value={String(s)}>
-                {s === 0 ? 'default stream (0)' : `stream ${s}`}
+                {s === 0 ? 'default stream (0)' : `side stream ${streams.filter((x) => x !== 0).indexOf(s) + 1} (handle ${s})`}
               </option>
             ))}
           </select>
@@ -97,8 +113,9 @@ export function ViewPanels() {
         overlay={overlay}
         marks={query ? matched : null}
         timed={axis?.timed ?? false}
-        time={axis?.time ?? null}
-        onWantTime={loadRequestTimes}
+        time={time}
+        onWantTime={() => setWantTime(true)}
+        cap={cap}
         {...(axis ? { annotations: axis.annotations } : {})}
       />
     </section>

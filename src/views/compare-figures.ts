@@ -1,6 +1,7 @@
 // The figures a comparison sets side by side, and the sentence that says what differs most.
 import { formatSize } from '../allocator/format-size';
 import { compareRuns, runFigures } from '../trace/sweep/rank-runs';
+import { oomOutcome, wholeRun, type Coverage } from '../trace/replay/coverage';
 import type { CompareRun, CursorView } from '../worker/replay-protocol';
 
 export interface CompareFigure {
@@ -36,19 +37,23 @@ export function formatFigure(figure: CompareFigure, value: number): string {
   return figure.bytes ? formatSize(value) : value.toLocaleString('en-US');
 }
 
-/** One sentence: which config does best (rank-runs.ts: OOMs, then peak reserved, then churn), against the first. */
-export function comparisonSentence(runs: readonly CompareRun[]): string {
+/**
+ * One sentence: which config does best (rank-runs.ts: no OOM, then the later first OOM, then peak
+ * reserved, then churn), against the first; "avoids OOMs" only where the recording covers the whole run.
+ */
+export function comparisonSentence(runs: readonly CompareRun[], coverage: Coverage): string {
   if (runs.length < 2) return '';
   const peak = (r: CompareRun): number => r.stats['reserved_bytes.all.peak'] ?? 0;
-  const ooms = (r: CompareRun): number => r.stats['num_ooms'] ?? 0;
+  const figures = (r: CompareRun) => runFigures(r.stats, r.firstOom);
   // The first of the best: a tie keeps the config the comparison started from.
-  const best = runs.reduce((a, b) => (compareRuns(runFigures(b.stats), runFigures(a.stats)) < 0 ? b : a));
-  const fewestOoms = ooms(best);
+  const best = runs.reduce((a, b) => (compareRuns(figures(b), figures(a)) < 0 ? b : a));
   const first = runs[0]!;
-  const oomText = fewestOoms === 0 ? 'avoids OOMs' : `has the fewest OOMs (${fewestOoms})`;
+  const outcome = (r: CompareRun): string => oomOutcome(r.firstOom, coverage);
+  const oomText =
+    best.firstOom === null ? (wholeRun(coverage) ? 'avoids OOMs' : `has ${outcome(best)}`) : `gets furthest (${outcome(best)})`;
   if (best === first) return `${confLabel(first.conf)} ${oomText} with the least peak reserved memory (${formatSize(peak(first))}).`;
   const saved = peak(first) - peak(best);
   const change = saved >= 0 ? `${formatSize(saved)} less` : `${formatSize(-saved)} more`;
-  const versus = ooms(first) > fewestOoms ? `, where ${confLabel(first.conf)} has ${ooms(first)} OOM${ooms(first) > 1 ? 's' : ''}` : '';
-  return `${confLabel(best.conf)} ${oomText} with ${formatSize(peak(best))} peak reserved, ${change} than ${confLabel(first.conf)}${versus}.`;
+  const versus = first.firstOom !== null && first.firstOom !== best.firstOom ? `, which has an ${outcome(first)}` : '';
+  return `${confLabel(best.conf)} ${oomText}, at ${formatSize(peak(best))} peak reserved: ${change} than ${confLabel(first.conf)}${versus}.`;
 }

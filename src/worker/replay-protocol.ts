@@ -4,8 +4,12 @@ import type { Fragmentation } from '../trace/measures/fragmentation';
 import type { MemoryLayout } from '../trace/measures/memory-layout';
 import type { ReplayOom } from '../trace/replay/replay';
 import type { RecordedCap } from '../trace/stream/recorded-cap';
+import type { Coverage } from '../trace/replay/coverage';
+import type { ViewKey } from './replay-settings';
 
 export interface ReplaySummary {
+  /** What it was replayed for. */
+  key: ViewKey;
   source: string;
   /** 'snapshot' for an imported or sample file, else the workload's id. */
   sourceKind: 'snapshot' | 'workload';
@@ -34,6 +38,10 @@ export interface ReplaySummary {
   ooms: ReplayOom[];
   notes: string[];
   peakReserved: number;
+  /** Peak reserved memory under the source's own config and cap: the max_split slider's top, which a config change does not move. */
+  ownPeakReserved: number;
+  /** How much of the program the recording covers (what a verdict may say). */
+  coverage: Coverage;
 }
 
 /** Per-request series of a whole replay, for the timeline. */
@@ -47,6 +55,8 @@ export interface ReplayTimeline {
 
 /** The state after request `cursor`. */
 export interface CursorView {
+  /** What it was replayed for. */
+  key: ViewKey;
   cursor: number;
   stats: Record<string, number>;
   fragmentation: Fragmentation;
@@ -65,6 +75,8 @@ export interface CompareRun {
   conf: string;
   /** memory_stats() after the last request. */
   stats: Record<string, number>;
+  /** The first failed request, null when none failed. */
+  firstOom: number | null;
   peakReserved: number;
   timeline: ReplayTimeline;
   view: CursorView;

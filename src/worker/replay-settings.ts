@@ -27,3 +27,18 @@ export function insertedCallsOf(settings: ReplaySettings): { emptyCacheAfter?: n
     ...(settings.resetPeakAfter?.length ? { resetPeakAfter: settings.resetPeakAfter } : {}),
   };
 }
+
+/**
+ * What a replay and everything derived from it are computed for: the source (its id on the page) and
+ * the settings. The page shows a figure only beside the key it was computed for; the worker refuses a
+ * call for a source it no longer holds (SUPERSEDED).
+ */
+export interface ViewKey extends ReplaySettings {
+  source: number;
+}
+
+/** The name of the error the worker answers a call for a source it no longer holds with. */
+export const SUPERSEDED = 'SupersededError';
+
+/** What a call about the source alone names: the source and the device whose trace it reads. */
+export type SourceKey = Pick<ViewKey, 'source' | 'device'>;

@@ -3,7 +3,7 @@
 /// <reference lib="webworker" />
 import { counted } from '../lib/counted';
 import { fractionCapacity, H200_TOTAL_MEMORY } from '../allocator/capacity';
-import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
+import { configToString, DEFAULT_CONFIG } from '../allocator/config';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { recordingDigest, type RecordingDigest } from '../trace/replay/recording-digest';
 import { parseAllocConf } from '../allocator/config-parser';
@@ -29,9 +29,12 @@ import { workloadById } from '../trace/stream/workloads';
 import { expose, transfer } from 'comlink';
 import type { CompareRun, CursorView, ReplaySummary, ReplayTimeline } from './replay-protocol';
 import { canShare, sharedStream } from './shared-stream';
-import { insertedCallsOf, type ReplaySettings } from './replay-settings';
+import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type ViewKey } from './replay-settings';
+import { coverageOf } from '../trace/replay/coverage';
 
 interface Source {
+  /** The page's id for it: every call names the source it is for (ViewKey.source). */
+  id: number;
   name: string;
   /** A snapshot's segments and settings; its traces are in `traces` (device_traces left empty). */
   snapshot: Snapshot | null;
@@ -46,18 +49,83 @@ interface Source {
   stacks: AllocationStacks | null;
   /** For each entry of the device's trace, the request it belongs to (built for the event list or a search). */
   requestOf: Int32Array | null;
+  /** Peak reserved memory under the source's own config, by device (the max_split slider's top). */
+  ownPeak: Map<number, number>;
 }
 
 let source: Source | null = null;
+/** The settings the source's stream was last planned under (its device decides which trace). */
 let settings: ReplaySettings = { conf: null, capacityBytes: null };
-/** OOMs of the last full replay by request index, for the cursor view. */
-let oomAt = new Map<number, ReplayOom>();
-/** The last full replay's settings and config, for an export (which replays again, keeping the events). */
-/** The last replay: its settings and config (for exports), and the allocator at its end, which a view
- * or a stack tree at the last request reads rather than replaying the trace again. */
-let last: { settings: ReplaySettings; config: AllocatorConfig; source: Source; end: CachingAllocator } | null = null;
-/** The configs of the last comparison, and their OOMs by request index. */
-let compared: { settings: ReplaySettings; oomAt: Map<number, ReplayOom> }[] = [];
+/** The last full replay: its settings, and the allocator at its end, which a view or a stack tree at
+ * the last request reads rather than replaying the trace again. */
+let last: { id: string; source: Source; end: CachingAllocator } | null = null;
+
+/** A source-free identity of settings (what cursors, OOMs and the last replay are kept by). */
+const settingsId = (s: ReplaySettings): string =>
+  JSON.stringify([s.conf, s.capacityBytes, s.device ?? 0, s.emptyCacheAfter ?? [], s.resetPeakAfter ?? []]);
+
+/** The settings of a key, without its source. */
+function settingsOf(key: ViewKey): ReplaySettings {
+  const { source: _source, ...rest } = key;
+  return rest;
+}
+
+/** Thrown for a call about a source this worker no longer holds (a newer one was opened). */
+function superseded(): Error {
+  const e = new Error('A newer source replaced the one this was asked for.');
+  e.name = SUPERSEDED;
+  return e;
+}
+
+/** The open source, if it is the one `id` names; a SUPERSEDED error otherwise. */
+function theSource(id: number): Source {
+  if (!source) throw new Error('Nothing is open.');
+  if (source.id !== id) throw superseded();
+  return source;
+}
+
+/** The open source `key` names, its stream planned for the key's device. */
+function sourceFor(key: SourceKey): Source {
+  const s = theSource(key.source);
+  if ((key.device ?? 0) !== s.device) plan({ ...settings, device: key.device ?? 0 });
+  return s;
+}
+
+/** OOMs by request index of full replays, by settingsId (a few: the view's and a comparison's). */
+const oomMaps = new Map<string, Map<number, ReplayOom>>();
+
+function keepOoms(id: string, ooms: readonly ReplayOom[]): Map<number, ReplayOom> {
+  const map = oomsByRequest(ooms);
+  oomMaps.delete(id);
+  if (oomMaps.size >= 8) oomMaps.delete(oomMaps.keys().next().value!);
+  oomMaps.set(id, map);
+  return map;
+}
+
+/** The OOMs of a replay under `at` (replayed here, stats only, when not kept). */
+function oomsOf(at: ReplaySettings): Map<number, ReplayOom> {
+  const id = settingsId(at);
+  const kept = oomMaps.get(id);
+  if (kept) return kept;
+  const { stream, options } = plan(at);
+  return keepOoms(id, replay(stream, { ...options, statsOnly: true }).ooms);
+}
+
+/** Peak reserved memory of the source under its own config and cap (the slider's top does not move with the config). */
+function ownPeak(s: Source, device: number, shown: ReplaySettings, shownPeak: number): number {
+  let peak = s.ownPeak.get(device);
+  if (peak === undefined) {
+    const own: ReplaySettings = { conf: null, capacityBytes: null, device };
+    if (settingsId(shown) === settingsId(own)) peak = shownPeak;
+    else {
+      const { stream, options } = plan(own);
+      peak = replay(stream, { ...options, statsOnly: true }).atPeak.reserved;
+      plan(shown);
+    }
+    s.ownPeak.set(device, peak);
+  }
+  return peak;
+}
 
 /** Devices a snapshot has a trace or segments for. */
 function devicesOf(snapshot: Snapshot, traces: readonly TraceColumns[]): number[] {
@@ -67,11 +135,14 @@ function devicesOf(snapshot: Snapshot, traces: readonly TraceColumns[]): number[
   return [...devices].sort((a, b) => a - b);
 }
 
-type SummaryBase = Omit<ReplaySummary, 'events' | 'stats' | 'ooms' | 'peakReserved'>;
+type SummaryBase = Omit<ReplaySummary, 'key' | 'events' | 'stats' | 'ooms' | 'peakReserved' | 'ownPeakReserved' | 'coverage'>;
+/** A view as the replay takes it; the call that asked adds its key. */
+type KeylessView = Omit<CursorView, 'key'>;
 
 /** How the source replays under `settings`: its request stream, the replay's options, the summary's facts. */
-function plan(settings: ReplaySettings): { stream: RequestStream; options: ReplayOptions; summary: SummaryBase } {
+function plan(at: ReplaySettings): { stream: RequestStream; options: ReplayOptions; summary: SummaryBase } {
   if (!source) throw new Error('Nothing is open.');
+  settings = at;
   const capacity = settings.capacityBytes !== null ? { kind: 'fraction' as const, bytes: settings.capacityBytes } : undefined;
   const insertedCalls = insertedCallsOf(settings);
   if (source.snapshot) {
@@ -86,6 +157,8 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
       source.requestOf = null;
       stopWarming();
       cursors.clear();
+      oomMaps.clear();
+      last = null;
     }
     const p = planSnapshotReplay(source.snapshot, {
       ...(settings.conf !== null ? { conf: settings.conf } : {}),
@@ -151,15 +224,15 @@ function plan(settings: ReplaySettings): { stream: RequestStream; options: Repla
  * the state after that request (null: the last), taken as the replay passes it (no second replay up
  * to the cursor).
  */
-function run(settings: ReplaySettings, { keepEvents = false, viewAt }: { keepEvents?: boolean; viewAt?: number | null } = {}): {
+function run(settings: ReplaySettings, { keepEvents = false, viewAt }: { keepEvents?: boolean; viewAt?: number | null | 'firstOom' } = {}): {
   result: ReplayResult;
   summary: SummaryBase;
-  view: CursorView | null;
+  view: KeylessView | null;
 } {
   const { stream, options, summary } = plan(settings);
-  let view: CursorView | null = null;
+  let view: KeylessView | null = null;
   // Clamped once the plan has built the source's stream (a new source has none before).
-  const at = viewAt === undefined ? -1 : clampCursor(viewAt);
+  const at = viewAt === undefined ? -1 : clampCursor(viewAt === 'firstOom' ? (stream.recordedOoms[0] ?? null) : viewAt);
   const visit =
     viewAt === undefined
       ? undefined
@@ -176,13 +249,14 @@ const oomsByRequest = (ooms: readonly ReplayOom[]): Map<number, ReplayOom> => ne
  * most: each keeps checkpoints, up to tens of MB on a large trace). */
 const cursors = new Map<string, ReplayCursor>();
 
-function cursorFor(settings: ReplaySettings): ReplayCursor {
-  const key = JSON.stringify(settings);
+function cursorFor(at: ReplaySettings): ReplayCursor {
+  const key = settingsId(at);
   let cursor = cursors.get(key);
   if (!cursor) {
-    const { stream, options } = plan(settings);
+    const { stream, options } = plan(at);
     cursor = new ReplayCursor(stream, options);
-    if (cursors.size >= 4) cursors.delete(cursors.keys().next().value!);
+    // The view's and up to four compared configs' (each keeps checkpoints, up to tens of MB on a large trace).
+    if (cursors.size >= 6) cursors.delete(cursors.keys().next().value!);
     cursors.set(key, cursor);
   }
   return cursor;
@@ -224,7 +298,7 @@ function allocIndexOf(stream: RequestStream): Int32Array {
   return at;
 }
 
-function viewOf(allocator: CachingAllocator, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
+function viewOf(allocator: CachingAllocator, cursor: number, ooms: Map<number, ReplayOom>): KeylessView {
   source!.allocIndex ??= allocIndexOf(source!.stream!);
   const at = source!.allocIndex;
   return {
@@ -266,12 +340,12 @@ function clampCursor(cursor: number | null): number {
 
 /** The allocator after `cursor` under `at`: at the end, the last full replay's own, when it ran under `at`. */
 function allocatorAt(at: ReplaySettings, cursor: number): CachingAllocator {
-  if (cursor === (source?.stream?.length ?? 0) - 1 && last && last.source === source && last.settings === at) return last.end;
+  if (cursor === (source?.stream?.length ?? 0) - 1 && last && last.source === source && last.id === settingsId(at)) return last.end;
   return cursorFor(at).at(cursor);
 }
 
 /** The state after `cursor` under `settings`. */
-function viewAt(settings: ReplaySettings, cursor: number, ooms: Map<number, ReplayOom>): CursorView {
+function viewAt(settings: ReplaySettings, cursor: number, ooms: Map<number, ReplayOom>): KeylessView {
   return viewOf(allocatorAt(settings, cursor), cursor, ooms);
 }
 
@@ -295,95 +369,101 @@ function entriesOf(s: Source): { trace: TraceColumns | undefined; requestOf: Int
   return { trace, requestOf: s.requestOf };
 }
 
-function framesOf(id: number): string[] {
-  if (!source?.snapshot) return [];
-  const stack = stacksOf(source).stackOf(id);
+function framesOf(s: Source, id: number): string[] {
+  if (!s.snapshot) return [];
+  const stack = stacksOf(s).stackOf(id);
   return typeof stack === 'string' ? [] : stack.map(frameLabel);
-}
-
-/** The open source; an error when nothing is open. */
-function theSource(): Source {
-  if (!source) throw new Error('Nothing is open.');
-  return source;
 }
 
 /** Result for the page, its buffers moved rather than copied. */
 const moved = <T>(value: T, buffers: ArrayBuffer[]): T => transfer(value, buffers);
 
-/** The worker's calls, one answer each (comlink carries calls, answers, errors and progress). */
+/** The worker's calls, one answer each (comlink carries calls, answers, errors and progress). Each
+ * names the source it is for (the page's id), and a call for a source no longer held is refused. */
 const api = {
   /**
    * Reads and parses a snapshot file (a File read here as a stream, off the page's thread and never
    * held whole, or its bytes); only a file that parses replaces the source (a bad one changes
-   * nothing). The page hashes it meanwhile.
+   * nothing). The page hashes it meanwhile. `id`: what the page calls it.
    */
-  async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void): Promise<void> {
+  async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void, id: number): Promise<void> {
     const options = { onProgress, details: true };
     const { snapshot, traces } = file instanceof Blob ? await decodeSnapshotBlob(file, options) : decodeSnapshotForReplay(new Uint8Array(file), options);
-    source = { name, snapshot, traces, stream: null, device: 0, allocIndex: null, stacks: null, requestOf: null };
-    stopWarming();
-    cursors.clear();
+    adopt({ id, name, snapshot, traces, stream: null, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map() });
   },
 
   /** A built-in workload becomes the source. */
-  workload(id: string, params: Record<string, number>): string {
-    const workload = workloadById(id);
-    if (!workload) throw new Error(`There is no built-in workload "${id}".`);
+  workload(workloadId: string, params: Record<string, number>, id: number): string {
+    const workload = workloadById(workloadId);
+    if (!workload) throw new Error(`There is no built-in workload "${workloadId}".`);
     const stream = sharedStream(workload.generate(params));
-    source = { name: `${workload.name} (built-in workload)`, snapshot: null, traces: [], stream, device: 0, allocIndex: null, stacks: null, requestOf: null };
-    stopWarming();
-    cursors.clear();
-    return source.name;
+    const name = `${workload.name} (built-in workload)`;
+    adopt({ id, name, snapshot: null, traces: [], stream, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map() });
+    return name;
   },
 
-  /** Replays the source under `next`; the cursor rests on `cursor` (null: the last request). */
-  replay(next: ReplaySettings, cursor: number | null): { summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView } {
-    settings = next;
-    const { result, summary, view } = run(settings, { viewAt: cursor });
-    last = { settings, config: parseAllocConf(summary.conf).config, source: theSource(), end: result.allocator };
-    oomAt = oomsByRequest(result.ooms);
+  /** Replays the source under `key`'s settings; the cursor rests on `cursor` (null: the last request;
+   * 'firstOom': the recording's first OOM, where an out-of-memory observer's dump opens, or the last). */
+  replay(key: ViewKey, cursor: number | null | 'firstOom'): { summary: ReplaySummary; timeline: ReplayTimeline; view: CursorView } {
+    const s = theSource(key.source);
+    const at = settingsOf(key);
+    const { result, summary, view } = run(at, { viewAt: cursor });
+    const id = settingsId(at);
+    last = { id, source: s, end: result.allocator };
+    keepOoms(id, result.ooms);
     const full: ReplaySummary = {
       ...summary,
+      key,
       events: result.events.length,
       stats: result.stats,
       ooms: result.ooms,
       peakReserved: result.atPeak.reserved,
+      ownPeakReserved: ownPeak(s, summary.device, at, result.atPeak.reserved),
+      coverage: coverageOf(s.stream!),
     };
-    if (result.ooms.length > 0) full.notes = [...full.notes, `${counted(result.ooms.length, 'request')} failed with OOM (largest ${formatSize(result.ooms.reduce((m, o) => Math.max(m, o.size), 0))}).`];
+    if (result.ooms.length > 1) {
+      full.notes = [
+        ...full.notes,
+        `${counted(result.ooms.length, 'request')} fail with OOM in this replay (largest ${formatSize(result.ooms.reduce((m, o) => Math.max(m, o.size), 0))}). ` +
+          `PyTorch raises at the first, request ${result.ooms[0]!.request.toLocaleString('en-US')}; the ones after it count as if the program caught each error and went on.`,
+      ];
+    }
     const timeline = timelineOf(result);
-    warmCursor(settings);
-    return moved({ summary: full, timeline, view: view! }, [...timelineBuffers(timeline), ...layoutBuffers(view!.layout)]);
+    warmCursor(at);
+    return moved({ summary: full, timeline, view: { ...view!, key } }, [...timelineBuffers(timeline), ...layoutBuffers(view!.layout)]);
   },
 
-  /** The state after request `cursor` under the last replay's settings. */
-  seek(cursor: number): CursorView {
-    const view = viewAt(settings, clampCursor(cursor), oomAt);
+  /** The state after request `cursor` under `key`. */
+  seek(key: ViewKey, cursor: number): CursorView {
+    sourceFor(key);
+    const at = settingsOf(key);
+    const view = { ...viewAt(at, clampCursor(cursor), oomsOf(at)), key };
     return moved(view, layoutBuffers(view.layout));
   },
 
   /** The stack frames of an allocation (the block's logical id), when the trace has them. */
-  frames(id: number): string[] {
-    return framesOf(id);
+  frames(key: SourceKey, id: number): string[] {
+    return framesOf(sourceFor(key), id);
   },
 
-  /** Which code holds the memory after request `cursor` under the last replay's settings. */
-  stacks(cursor: number): StackTree {
-    const s = theSource();
+  /** Which code holds the memory after request `cursor` under `key`. */
+  stacks(key: ViewKey, cursor: number): StackTree {
+    const s = sourceFor(key);
     const { stackOf } = stacksOf(s);
-    const tree = memoryByStack(memoryLayout(allocatorAt(settings, clampCursor(cursor)), () => -1), stackOf);
+    const tree = memoryByStack(memoryLayout(allocatorAt(settingsOf(key), clampCursor(cursor)), () => -1), stackOf);
     return moved(tree, [tree.parent.buffer, tree.end.buffer, tree.depth.buffer, tree.bytes.buffer, tree.blocks.buffer, tree.ids.buffer, tree.leaf.buffer] as ArrayBuffer[]);
   },
 
-  /** Requested bytes over the requests of the allocations a stack view selects (under the last replay's OOMs). */
-  stackSeries(selection: StackSelection): Float64Array {
-    const s = theSource();
-    const series = bytesOverTime(streamOf(s), stackMatcher(stacksOf(s), selection), new Set(oomAt.keys()));
+  /** Requested bytes over the requests of the allocations a stack view selects (under `key`'s OOMs: a failed alloc never existed). */
+  stackSeries(key: ViewKey, selection: StackSelection): Float64Array {
+    const s = sourceFor(key);
+    const series = bytesOverTime(streamOf(s), stackMatcher(stacksOf(s), selection), new Set(oomsOf(settingsOf(key)).keys()));
     return moved(series, [series.buffer as ArrayBuffer]);
   },
 
   /** The open snapshot in brief, as recorded and under `conf` (set beside another recording). */
-  digest(conf: string | null): RecordingDigest {
-    const s = theSource();
+  digest(sourceId: number, conf: string | null): RecordingDigest {
+    const s = theSource(sourceId);
     if (!s.snapshot) throw new Error('A built-in workload is not a recording: open a snapshot to compare it with another.');
     // Device 0's stream, as another file's digest replays; the one built for the view when it is that device's.
     const trace = s.traces[0];
@@ -393,8 +473,8 @@ const api = {
 
   /** Whether the trace has times, and the program's annotations placed on the requests (a few, small; the
    * arrays they are placed with are not kept: on a 1 GB snapshot they would be ~150 MB). */
-  timeAxis(): { timed: boolean; annotations: TimelineAnnotation[] } {
-    const s = theSource();
+  timeAxis(key: SourceKey): { timed: boolean; annotations: TimelineAnnotation[] } {
+    const s = sourceFor(key);
     const stream = streamOf(s);
     const details = s.traces[s.device]?.details;
     const external = s.snapshot?.external_annotations;
@@ -404,21 +484,21 @@ const api = {
   },
 
   /** Each request's time_us (null: the trace has none), for the timeline drawn over time. */
-  requestTimes(): Float64Array | null {
-    const s = theSource();
+  requestTimes(key: SourceKey): Float64Array | null {
+    const s = sourceFor(key);
     const time = requestTimes(streamOf(s), s.traces[s.device]?.details);
     return time ? moved(time, [time.buffer as ArrayBuffer]) : null;
   },
 
   /** Rows [start, start + count) of the recording's trace (the event list). */
-  events(start: number, count: number): EventRow[] {
-    const { trace, requestOf } = entriesOf(theSource());
+  events(key: SourceKey, start: number, count: number): EventRow[] {
+    const { trace, requestOf } = entriesOf(sourceFor(key));
     return trace ? eventRows(trace, requestOf, start, Math.min(count, 2048)) : [];
   },
 
   /** What a search box query matches: its requests, and for text the ids whose stacks match. */
-  search(input: string): { query: SearchQuery | null; matches: SearchMatches } {
-    const s = theSource();
+  search(key: SourceKey, input: string): { query: SearchQuery | null; matches: SearchMatches } {
+    const s = sourceFor(key);
     const query = parseSearch(input);
     if (!query) return { query, matches: { requests: new Int32Array(0), ids: null } };
     const { trace, requestOf } = entriesOf(s);
@@ -427,43 +507,65 @@ const api = {
   },
 
   /** The source's request stream, for a GPU stress run or a sweep on the page. */
-  stream(): RequestStream {
-    return streamOf(theSource());
+  stream(key: SourceKey): RequestStream {
+    return streamOf(sourceFor(key));
   },
 
-  /** The last replay as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
-  exportRun(format: 'pickle' | 'json'): Uint8Array<ArrayBuffer> {
-    if (!last || !source?.stream) throw new Error('Nothing has been replayed yet: there is nothing to export.');
-    const details = source.traces[source.device]?.details;
-    const { result } = run(last.settings, { keepEvents: true });
-    const snapshot = exportSnapshot(result, source.stream, {
-      config: last.config,
-      device: source.device,
+  /** The replay under `key` as a PyTorch snapshot file (opens in pytorch.org/memory_viz). */
+  exportRun(key: ViewKey, format: 'pickle' | 'json'): Uint8Array<ArrayBuffer> {
+    const s = sourceFor(key);
+    const at = settingsOf(key);
+    const details = s.traces[s.device]?.details;
+    const { result, summary } = run(at, { keepEvents: true });
+    const snapshot = exportSnapshot(result, s.stream!, {
+      config: parseAllocConf(summary.conf).config,
+      device: s.device,
       ...(details ? { sourceDetails: details } : {}),
     });
     const bytes = encodeSnapshotFile(snapshot, format) as Uint8Array<ArrayBuffer>;
     return moved(bytes, [bytes.buffer]);
   },
 
-  /** Replays the source under each config (the rest of `base` for all), with the state after `cursor`. */
-  compare(confs: string[], base: ReplaySettings, cursor: number): CompareRun[] {
-    compared = confs.map((conf) => ({ settings: { ...base, conf }, oomAt: new Map() }));
-    const runs: CompareRun[] = compared.map((c) => {
-      const { result, summary, view } = run(c.settings, { viewAt: cursor });
-      c.oomAt = oomsByRequest(result.ooms);
-      return { conf: summary.conf, stats: result.stats, peakReserved: result.atPeak.reserved, timeline: timelineOf(result), view: view! };
+  /** Replays the source under each config (the rest of `key` for all), with the state after `cursor`. */
+  compare(key: ViewKey, confs: string[], cursor: number): CompareRun[] {
+    sourceFor(key);
+    const runs: CompareRun[] = confs.map((conf) => {
+      const at = { ...settingsOf(key), conf };
+      const { result, summary, view } = run(at, { viewAt: cursor });
+      keepOoms(settingsId(at), result.ooms);
+      return {
+        conf: summary.conf,
+        stats: result.stats,
+        firstOom: result.ooms[0]?.request ?? null,
+        peakReserved: result.atPeak.reserved,
+        timeline: timelineOf(result),
+        view: { ...view!, key: { ...key, conf } },
+      };
     });
     return moved(runs, runs.flatMap((r) => [...timelineBuffers(r.timeline), ...layoutBuffers(r.view.layout)]));
   },
 
-  /** The state after request `cursor` under each config of the last comparison. */
-  compareSeek(cursor: number): CursorView[] {
-    if (compared.length === 0) throw new Error('Nothing is being compared.');
-    const at = clampCursor(cursor);
-    const views = compared.map((c) => viewAt(c.settings, at, c.oomAt));
+  /** The state after request `cursor` under each config compared. */
+  compareSeek(key: ViewKey, confs: string[], cursor: number): CursorView[] {
+    sourceFor(key);
+    const c = clampCursor(cursor);
+    const views = confs.map((conf) => {
+      const at = { ...settingsOf(key), conf };
+      return { ...viewAt(at, c, oomsOf(at)), key: { ...key, conf } };
+    });
     return moved(views, views.flatMap((v) => layoutBuffers(v.layout)));
   },
 };
+
+/** A new source replaces the open one, with every cache of the last. */
+function adopt(next: Source): void {
+  source = next;
+  settings = { conf: null, capacityBytes: null };
+  last = null;
+  oomMaps.clear();
+  stopWarming();
+  cursors.clear();
+}
 
 export type ReplayApi = typeof api;
 

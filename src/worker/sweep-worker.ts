@@ -7,6 +7,7 @@ import type { Capacity } from '../allocator/capacity';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { seedRow } from '../trace/sweep/seed-sweep';
 import { configRow, sweepRow, type SweepRow } from '../trace/sweep/sweep';
+import type { InsertedCalls } from '../trace/replay/replay';
 
 export interface SourceJob {
   kind: 'source';
@@ -14,6 +15,8 @@ export interface SourceJob {
   base: AllocatorConfig;
   recorded: AllocatorConfig | null;
   capacity: Capacity | null;
+  /** The view's inserted calls (empty_cache, reset_peak_memory_stats), made in every replay. */
+  calls: InsertedCalls;
   /** Indices into the page's list of settings, with their values ... */
   settings: { index: number; mb: number | null }[];
   /** ... or whole configs. */
@@ -69,9 +72,9 @@ self.onmessage = (event: MessageEvent<SweepMessage>) => {
       const { workload, params, config } = job;
       for (const { index, seed } of job.seeds) rows.push(() => ({ type: 'row', index, row: seedRow(workload, params, seed, config, capacity) }));
     } else {
-      const { stream, base, recorded } = job;
-      for (const { index, mb } of job.settings) rows.push(() => ({ type: 'row', index, row: sweepRow(stream, base, recorded, mb, capacity) }));
-      for (const { index, config } of job.configs ?? []) rows.push(() => ({ type: 'row', index, row: configRow(stream, config, recorded, capacity) }));
+      const { stream, base, recorded, calls } = job;
+      for (const { index, mb } of job.settings) rows.push(() => ({ type: 'row', index, row: sweepRow(stream, base, recorded, mb, capacity, calls) }));
+      for (const { index, config } of job.configs ?? []) rows.push(() => ({ type: 'row', index, row: configRow(stream, config, recorded, capacity, calls) }));
     }
     for (const row of claimed(rows, job.claim)) post(row());
     post({ type: 'done' });

@@ -17,11 +17,16 @@ describe('configMyths', () => {
 });
 
 describe('maxSplitIsNoCap', () => {
-  test('said when the largest request is at or above max_split_size', () => {
-    expect(maxSplitIsNoCap(128 * MiB, 640 * MiB)).toMatch(/does not cap the size of a request: .*640\.00 MiB/);
+  test('said when the largest request is above max_split_size, in words that read as a sentence', () => {
+    expect(maxSplitIsNoCap(128 * MiB, 640 * MiB)).toBe(
+      'max_split_size_mb does not cap the size of a request: requests over 128.00 MiB are still allocated ' +
+        "(this source's largest is 640.00 MiB). It only keeps cached blocks of 128.00 MiB or more from being split for smaller requests.",
+    );
   });
-  test('silent when unlimited or when every request is below it', () => {
+  test('silent when unlimited, when every request is at or below it, and for the setting splitscope suggested', () => {
     expect(maxSplitIsNoCap(Infinity, 640 * MiB)).toBeNull();
     expect(maxSplitIsNoCap(1024 * MiB, 640 * MiB)).toBeNull();
+    expect(maxSplitIsNoCap(640 * MiB, 640 * MiB)).toBeNull();
+    expect(maxSplitIsNoCap(128 * MiB, 640 * MiB, 128 * MiB)).toBeNull();
   });
 });

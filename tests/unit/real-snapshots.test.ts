@@ -213,6 +213,20 @@ describe('inconsistent snapshots say what is wrong and where', () => {
     expect(refusal(v).message).toMatch(/device_traces\[0\]\[2\]\.size should be an address or size of 0 or more, got number -4/);
   });
 
+  // tests/fixtures/bad/: real pickles edited by scripts/make-bad-inputs.py, read as PyTorch's files are (the fast path).
+  test('a real pickle with an alloc of negative size is refused by the CLI, naming the entry', () => {
+    const r = cli('replay', 'tests/fixtures/bad/negative-alloc-size.pickle.gz');
+    expect(r.code).toBe(1);
+    expect(r.err).toMatch(/device_traces\[0\]\[1\]\.size should be an address or size of 0 or more, got number -4096/);
+  });
+
+  test('a real pickle with a free of an address no segment ever held: the rest replays, the entry is named in a warning, no "mid-run"', () => {
+    const r = cli('replay', 'tests/fixtures/bad/free-never-held.pickle.gz');
+    expect(r.code).toBe(0);
+    expect(r.out).toMatch(/^warning: Inconsistent trace: the block at 78187069440 \(freed by trace entry 16\), allocated before the trace began, is left out: no segment holds it/m);
+    expect(r.out).not.toMatch(/mid-run/);
+  });
+
   test('a duplicated segment, or overlapping ones, are refused, naming both', () => {
     const v = small();
     v.segments.push(structuredClone(v.segments[0]));
@@ -232,8 +246,11 @@ describe('inconsistent snapshots say what is wrong and where', () => {
     expect(run.result.problems.join(' ')).toMatch(/block at 12345 \(freed by trace entry 5\).*no segment holds it/);
     expect(run.notes.join(' ')).toMatch(/Inconsistent trace: .*12345/);
     expect(run.result.stats['allocation.all.current']).toBe(1);
+    // Not taken for a trace that began mid-run: no segment ever held it.
+    expect(run.notes.join(' ')).not.toMatch(/begins mid-run/);
     const r = cli('replay', write('free-nowhere.json', v));
-    expect([r.code, r.out]).toEqual([0, expect.stringMatching(/note: Inconsistent trace: .*12345/)]);
+    expect([r.code, r.out]).toEqual([0, expect.stringMatching(/warning: Inconsistent trace: .*12345/)]);
+    expect(r.out).not.toMatch(/mid-run/);
   });
 
   test('the same allocation twice is named, and the second left out', () => {

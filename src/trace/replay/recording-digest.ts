@@ -13,6 +13,7 @@ import { replaySnapshot } from './replay-snapshot';
 import { firstMaxIndex } from '../../lib/first-max';
 import type { RequestStream } from '../stream/request-stream';
 import { envelope } from '../../lib/envelope';
+import { coverageOf, type Coverage } from './coverage';
 
 export interface RunFigures {
   conf: string;
@@ -39,6 +40,8 @@ export interface RecordingDigest {
   reserved: Float64Array;
   /** The allocation sites live at the allocated peak (recorded config). */
   sitesAtPeak: AllocationSite[];
+  /** How much of the program the recording covers (what a what-if's verdict may say). */
+  coverage: Coverage;
 }
 
 const POINTS = 2000;
@@ -96,5 +99,6 @@ export function recordingDigest(name: string, snapshot: Snapshot, from: DigestSo
     allocated: envelope(allocated, POINTS).max,
     reserved: envelope(run.result.series.reserved, POINTS).max,
     sitesAtPeak,
+    coverage: coverageOf(run.stream),
   };
 }

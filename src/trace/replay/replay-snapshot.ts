@@ -11,6 +11,7 @@ import { requestStreamFromSnapshot, requestStreamFromTrace } from '../stream/req
 import type { Snapshot } from '../snapshot/snapshot';
 import type { TraceColumns } from '../snapshot/trace-columns';
 import { grouped } from '../../lib/grouped';
+import { coverageOf } from './coverage';
 
 export interface SnapshotReplayOptions extends InsertedCalls {
   /** A whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one; keys it omits take defaults. */
@@ -137,15 +138,14 @@ export function replaySnapshot(snapshot: Snapshot, options: SnapshotReplayOption
 export function oomVerdict(stream: RequestStream, result: ReplayResult): string[] {
   const recorded = stream.recordedOoms;
   if (recorded.length === 0) return [];
-  const at = recorded[recorded.length - 1]!;
-  const endsThere = at >= stream.length - 2; // the failed alloc, then its stand-in free
+  const coverage = coverageOf(stream);
   const first = result.ooms[0];
   if (!first) {
-    return [
-      `No OOM through the last recorded request: the recording's OOM was at request ${grouped(at)}` +
-        (endsThere ? ', and what the program did after it was never recorded.' : '.'),
-    ];
+    return coverage.endsAtOom !== null
+      ? [`No OOM through request ${grouped(stream.length - 1)}, where the recording ends (its OOM was at request ${grouped(coverage.endsAtOom)}); what the program did after it was never recorded.`]
+      : [`No OOM: the recording's OOM${recorded.length > 1 ? 's' : ''} (first at request ${grouped(recorded[0]!)}) did not come.`];
   }
+  const at = recorded[recorded.length - 1]!;
   if (first.request === at && result.ooms.length === recorded.length) return [`The OOM comes at request ${grouped(at)}, as recorded.`];
   return [
     `The first OOM comes at request ${grouped(first.request)} (the recording's ${recorded.length > 1 ? 'first ' : ''}was at request ${grouped(recorded[0]!)}).`,

@@ -196,10 +196,11 @@ export class TraceRows implements PickleFastPath {
       this.memo.truncate(memoAt);
       if (code !== Action.oom || !this.key('device_free')) return -1;
     }
+    // A negative address or size is read the slow way, whose checks refuse it with the entry named.
     const addr = this.int();
-    if (Number.isNaN(addr) || !this.key('size')) return -1;
+    if (!(addr >= 0) || !this.key('size')) return -1;
     const size = this.int();
-    if (Number.isNaN(size) || !this.key('stream')) return -1;
+    if (!(size >= 0) || !this.key('stream')) return -1;
     const stream = this.int();
     if (Number.isNaN(stream) || !this.key('time_us')) return -1;
     let time = NaN;

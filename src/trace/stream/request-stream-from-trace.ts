@@ -220,10 +220,14 @@ export function requestStreamFromTrace(
   initialSegments.push(...initialMappings(finalRanges, mappingChanges));
   inferInitialBlockSizes(initialBlocks, initialSegments, finalSizes, config, trace);
   const notes: string[] = [];
+  // A block freed but never allocated in the trace tells of a mid-run start only when a segment that
+  // existed before the trace holds it; one that no segment held is an inconsistency (the replay names
+  // its entry and leaves it out), not evidence of anything before the trace.
+  const held = initialBlocks.filter((blk) => initialSegments.some((s) => blk.addr >= s.addr && blk.addr < s.addr + s.size)).length;
   // (A snapshot with no history at all says so itself: replay-snapshot.ts's NO_HISTORY.)
-  if ((initialSegments.length > 0 || initialBlocks.length > 0) && length > 0) {
+  if ((initialSegments.length > 0 || held > 0) && length > 0) {
     notes.push(
-      `The trace begins mid-run: ${counted(initialSegments.length, 'segment')} and ${counted(initialBlocks.length, 'live block')} existed ` +
+      `The trace begins mid-run: ${counted(initialSegments.length, 'segment')} and ${counted(held, 'live block')} existed ` +
         'before its first event; they are rebuilt from the final snapshot and the events of the trace.',
     );
   }

@@ -1,11 +1,14 @@
 // Which of several replays of one source did best: the one ranking that the sweep's suggestion, the
-// tuning guide and the config comparison share. Fewest OOMs first (an OOM ends a job), then the
-// least peak reserved memory (what decides the next OOM), then the least cudaMalloc/cudaFree (or
-// map/unmap) churn (each call synchronizes the device).
+// tuning guide and the config comparison share. No OOM first (PyTorch raises at the first OOM, which
+// ends most jobs), then the later first OOM (the run gets further), then fewer OOMs, then the least
+// peak reserved memory (what decides the next OOM), then the least cudaMalloc/cudaFree (or map/unmap)
+// churn (each call synchronizes the device).
 
-/** The memory_stats() figures a ranking reads. */
+/** The figures a ranking reads: memory_stats() names, and where the first OOM came. */
 export interface RunFigures {
   num_ooms: number;
+  /** The first failed request (0-based), null when none failed. */
+  first_oom_request: number | null;
   'reserved_bytes.all.peak': number;
   num_device_alloc: number;
   num_device_free: number;
@@ -16,13 +19,22 @@ export const churn = (r: RunFigures): number => r.num_device_alloc + r.num_devic
 
 /** Negative when `a` did better than `b`, 0 on a tie. */
 export function compareRuns(a: RunFigures, b: RunFigures): number {
-  return a.num_ooms - b.num_ooms || a['reserved_bytes.all.peak'] - b['reserved_bytes.all.peak'] || churn(a) - churn(b);
+  const aOom = a.first_oom_request;
+  const bOom = b.first_oom_request;
+  if ((aOom === null) !== (bOom === null)) return aOom === null ? -1 : 1;
+  return (
+    (aOom !== null && bOom !== null ? bOom - aOom : 0) ||
+    a.num_ooms - b.num_ooms ||
+    a['reserved_bytes.all.peak'] - b['reserved_bytes.all.peak'] ||
+    churn(a) - churn(b)
+  );
 }
 
-/** The figures of a memory_stats() record (missing ones read as 0). */
-export function runFigures(stats: Readonly<Record<string, number>>): RunFigures {
+/** The figures of a memory_stats() record (missing ones read as 0) and the replay's first OOM. */
+export function runFigures(stats: Readonly<Record<string, number>>, firstOom: number | null): RunFigures {
   return {
     num_ooms: stats['num_ooms'] ?? 0,
+    first_oom_request: firstOom,
     'reserved_bytes.all.peak': stats['reserved_bytes.all.peak'] ?? 0,
     num_device_alloc: stats['num_device_alloc'] ?? 0,
     num_device_free: stats['num_device_free'] ?? 0,

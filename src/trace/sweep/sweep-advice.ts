@@ -1,7 +1,7 @@
 // Which max_split setting a sweep recommends, and why, beside the rule of thumb
-// "about 1.2 times the largest tensor".
-import { counted } from '../../lib/counted';
+// "about 1.2 times the largest tensor". Its words reach no further than the recording (coverage.ts).
 import { formatSize } from '../../allocator/format-size';
+import { oomOutcome, type Coverage } from '../replay/coverage';
 import { churn, compareRuns } from './rank-runs';
 import type { SweepRow } from './sweep';
 
@@ -15,16 +15,16 @@ export interface SweepAdvice {
 const label = (r: SweepRow): string => (r.max_split_size_mb === null ? 'unlimited' : `max_split_size_mb:${r.max_split_size_mb}`);
 
 /** The best row by compareRuns (rank-runs.ts); on a tie the default (unlimited), which needs no setting at all. */
-export function adviseMaxSplit(rows: readonly SweepRow[], largestRequest: number): SweepAdvice | null {
+export function adviseMaxSplit(rows: readonly SweepRow[], largestRequest: number, coverage: Coverage): SweepAdvice | null {
   if (rows.length === 0) return null;
   const best = [...rows].sort(
     (a, b) => compareRuns(a, b) || Number(a.max_split_size_mb !== null) - Number(b.max_split_size_mb !== null),
   )[0]!;
   const unlimited = rows.find((r) => r.max_split_size_mb === null);
-  const oomWord = best.num_ooms === 0 ? 'avoids OOM' : `has the fewest OOMs (${best.num_ooms})`;
-  let reason = `${best.max_split_size_mb === null ? 'The default, unlimited,' : label(best)} ${oomWord} with the least reserved memory (${formatSize(best['reserved_bytes.all.peak'])} at the peak, ${churn(best)} cudaMalloc/cudaFree calls)`;
+  const outcome = oomOutcome(best.first_oom_request, coverage);
+  let reason = `${best.max_split_size_mb === null ? 'The default, unlimited,' : label(best)} does best: ${outcome}, ${formatSize(best['reserved_bytes.all.peak'])} reserved at the peak, ${churn(best)} cudaMalloc/cudaFree calls`;
   if (unlimited && unlimited !== best) {
-    reason += `; unlimited reaches ${formatSize(unlimited['reserved_bytes.all.peak'])}${unlimited.num_ooms > 0 ? ` with ${counted(unlimited.num_ooms, 'OOM')}` : ''}`;
+    reason += `; unlimited reaches ${formatSize(unlimited['reserved_bytes.all.peak'])}${unlimited.first_oom_request !== null ? ` with an ${oomOutcome(unlimited.first_oom_request, coverage)}` : ''}`;
   }
   reason += '.';
   const finite = rows.filter((r) => r.max_split_size_mb !== null);

@@ -7,6 +7,7 @@ const COLUMNS: (keyof SweepRow)[] = [
   'reserved_bytes.all.peak',
   'allocated_bytes.all.peak',
   'num_ooms',
+  'first_oom_request',
   'num_alloc_retries',
   'num_device_alloc',
   'num_device_free',

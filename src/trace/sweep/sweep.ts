@@ -6,7 +6,7 @@ import type { RequestStream } from '../stream/request-stream';
 import type { Snapshot } from '../snapshot/snapshot';
 import type { TraceColumns } from '../snapshot/trace-columns';
 import { configToString, DEFAULT_CONFIG, sameDecisions, type AllocatorConfig } from '../../allocator/config';
-import { replay } from '../replay/replay';
+import { replay, type InsertedCalls } from '../replay/replay';
 import { ConfigError } from '../../allocator/config-error';
 import { recordedConfig } from '../snapshot/recorded-config';
 import { capOf, oomCap } from '../stream/recorded-cap';
@@ -17,7 +17,10 @@ export interface SweepRow {
   conf: string;
   'reserved_bytes.all.peak': number;
   'allocated_bytes.all.peak': number;
+  /** memory_stats()'s count at the end, as if the program caught each OOM and went on ... */
   num_ooms: number;
+  /** ... where PyTorch raises at the first: its request (0-based), null when none came. */
+  first_oom_request: number | null;
   num_alloc_retries: number;
   num_device_alloc: number;
   num_device_free: number;
@@ -63,18 +66,20 @@ export function sweepRow(
   recorded: AllocatorConfig | null,
   mb: number | null,
   capacity?: Capacity,
+  calls: InsertedCalls = {},
 ): SweepRow {
-  return configRow(stream, { ...base, maxSplitSize: mb === null ? Infinity : mb * MiB }, recorded, capacity);
+  return configRow(stream, { ...base, maxSplitSize: mb === null ? Infinity : mb * MiB }, recorded, capacity, calls);
 }
 
-/** The figures of one config replayed as replaySnapshot would (see sweepRow). */
-export function configRow(stream: RequestStream, config: AllocatorConfig, recorded: AllocatorConfig | null, capacity?: Capacity): SweepRow {
+/** The figures of one config replayed as replaySnapshot would (see sweepRow), with the inserted calls of the view. */
+export function configRow(stream: RequestStream, config: AllocatorConfig, recorded: AllocatorConfig | null, capacity?: Capacity, calls: InsertedCalls = {}): SweepRow {
   const mb = Number.isFinite(config.maxSplitSize) ? config.maxSplitSize / MiB : null;
-  const { stats, atPeak } = replay(stream, {
+  const { stats, atPeak, ooms } = replay(stream, {
     config,
     addresses: recorded && sameDecisions(config, recorded) ? 'recorded' : 'simulated',
     statsOnly: true,
     ...(capacity ? { capacity } : {}),
+    ...calls,
   });
   return {
     max_split_size_mb: mb,
@@ -82,6 +87,7 @@ export function configRow(stream: RequestStream, config: AllocatorConfig, record
     'reserved_bytes.all.peak': stats['reserved_bytes.all.peak']!,
     'allocated_bytes.all.peak': stats['allocated_bytes.all.peak']!,
     num_ooms: stats['num_ooms']!,
+    first_oom_request: ooms[0]?.request ?? null,
     num_alloc_retries: stats['num_alloc_retries']!,
     num_device_alloc: stats['num_device_alloc']!,
     num_device_free: stats['num_device_free']!,

@@ -1,7 +1,7 @@
 // A short tuning guide grounded in the user's own run: the settings worth trying, each replayed on
 // this source, ranked by what it does here (rank-runs.ts), each with its figures and one sentence on
-// why it helps or not.
-import { counted } from '../../lib/counted';
+// why it helps or not. Its words reach no further than the recording: on one that ends at its OOM or
+// began mid-run, a setting is "better in the recorded part", never "helps here" (coverage.ts).
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { MiB, ROUNDUP_POWER2_INTERVALS } from '../../allocator/constants';
@@ -9,6 +9,7 @@ import { formatSize } from '../../allocator/format-size';
 import { churn, compareRuns } from './rank-runs';
 import type { SweepRow } from './sweep';
 import { grouped } from '../../lib/grouped';
+import { coverageCaveat, oomOutcome, wholeRun, type Coverage } from '../replay/coverage';
 
 export type CandidateKind = 'expandable' | 'max_split' | 'roundup' | 'gc';
 
@@ -23,6 +24,8 @@ export interface RunFacts {
   /** Distinct request sizes (after rounding to 512 B). */
   distinctSizes: number;
   capacity: Capacity | null;
+  /** How much of the program the replays cover. */
+  coverage: Coverage;
 }
 
 export interface GuideItem {
@@ -31,6 +34,8 @@ export interface GuideItem {
   row: SweepRow;
   /** Better than the current config on this run (fewer OOMs, or as few and less memory or churn). */
   helps: boolean;
+  /** `helps` in words that reach no further than the recording ("helps here", "better in the recorded part"). */
+  badge: string;
   /** The figures against the current config, in words. */
   figures: string;
   why: string;
@@ -39,8 +44,10 @@ export interface GuideItem {
 export interface TuningGuide {
   current: SweepRow;
   items: GuideItem[];
-  /** A sentence for when nothing beats the current config. */
+  /** What to try first, or that nothing beats the current config, as far as the recording reaches. */
   verdict: string;
+  /** How much of the program the replays cover. */
+  coverage: Coverage;
 }
 
 /** The settings worth trying from `asked` (the current config): each one change on top of it. */
@@ -66,8 +73,10 @@ function signed(bytes: number): string {
   return bytes === 0 ? 'the same' : `${bytes < 0 ? '−' : '+'}${formatSize(Math.abs(bytes))}`;
 }
 
-function figuresOf(row: SweepRow, current: SweepRow): string {
-  const ooms = row.num_ooms === current.num_ooms ? `${counted(row.num_ooms, 'OOM')} (as now)` : `${counted(row.num_ooms, 'OOM')} (now ${current.num_ooms})`;
+function figuresOf(row: SweepRow, current: SweepRow, coverage: Coverage): string {
+  const outcome = oomOutcome(row.first_oom_request, coverage);
+  const now = oomOutcome(current.first_oom_request, coverage);
+  const ooms = outcome === now ? `${outcome} (as now)` : `${outcome} (now ${now})`;
   return (
     `peak reserved ${formatSize(peak(row))} (${signed(peak(row) - peak(current))}), ${ooms}, ` +
     `${grouped(churn(row))} cudaMalloc/cudaFree or map/unmap calls (now ${grouped(churn(current))})`
@@ -102,20 +111,32 @@ function whyOf(kind: CandidateKind, row: SweepRow, current: SweepRow, facts: Run
   }
 }
 
+/** `helps` in words that reach no further than the recording. */
+function badgeOf(helps: boolean, whole: boolean): string {
+  if (whole) return helps ? 'helps here' : 'not for this run';
+  return helps ? 'better in the recorded part' : 'not better in the recorded part';
+}
+
 export function tuningGuide(current: SweepRow, tried: { kind: CandidateKind; row: SweepRow }[], facts: RunFacts): TuningGuide {
+  const whole = wholeRun(facts.coverage);
   const items = tried
-    .map(({ kind, row }) => ({
-      kind,
-      conf: row.conf,
-      row,
-      helps: compareRuns(row, current) < 0,
-      figures: figuresOf(row, current),
-      why: whyOf(kind, row, current, facts),
-    }))
+    .map(({ kind, row }) => {
+      const helps = compareRuns(row, current) < 0;
+      return { kind, conf: row.conf, row, helps, badge: badgeOf(helps, whole), figures: figuresOf(row, current, facts.coverage), why: whyOf(kind, row, current, facts) };
+    })
     .sort((a, b) => Number(b.helps) - Number(a.helps) || compareRuns(a.row, b.row));
-  const verdict = items.some((i) => i.helps)
-    ? `Try ${items[0]!.conf || '(defaults)'} first.`
-    : `Nothing here beats ${current.conf || 'the defaults'} on this run: the default is not always the worst, ` +
-      'and each change above costs memory, OOMs or churn here.';
-  return { current, items, verdict };
+  const first = items[0];
+  const currentName = current.conf || 'the defaults';
+  let verdict: string;
+  if (first?.helps && whole) verdict = `Try ${first.conf || '(defaults)'} first.`;
+  else if (first?.helps) {
+    verdict =
+      `On the recorded requests ${first.conf || '(defaults)'} does best (${oomOutcome(first.row.first_oom_request, facts.coverage)}). ` +
+      `${coverageCaveat(facts.coverage)} Record a run under it to know.`;
+  } else {
+    verdict =
+      `Nothing here beats ${currentName} on ${whole ? 'this run' : 'the recorded requests'}: the default is not always the worst, ` +
+      `and each change above costs memory, OOMs or churn ${whole ? 'here' : 'there'}.`;
+  }
+  return { current, items, verdict, coverage: facts.coverage };
 }
