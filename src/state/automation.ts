@@ -58,8 +58,8 @@ export interface Automation {
   compare(): Promise<{ conf: string; stats: Record<string, number>; atCursor: Record<string, number> }[] | null>;
   /** Sweeps `values` (MiB, null = unlimited) with `workers` workers; resolves with the seconds it took. */
   timeSweep(values: (number | null)[], workers: number): Promise<number>;
-  /** Digest workers alive now (another recording or a rank being replayed). */
-  digestsRunning(): number;
+  /** The digests being made now (another recording or a rank, each in a worker of its own): file and config. */
+  digests(): { file: string; conf: string | null }[];
 }
 
 /** Something asked for is still being worked on: a replay, a seek, a derived result. */
@@ -185,7 +185,7 @@ export function installAutomation(): void {
       // Alone: the sweep and guide the view asked for would take a core from it.
       return timeSweep(await shown(), values, workers);
     },
-    digestsRunning,
+    digests: digestsRunning,
   };
   (window as unknown as { splitscope: Automation }).splitscope = surface;
 }

@@ -86,9 +86,10 @@ const DIGESTS_AT_ONCE = 2;
 let running = 0;
 const waiting: (() => void)[] = [];
 
-/** Digest workers alive now (tests: a new config must end the ones it superseded). */
-export function digestsRunning(): number {
-  return running;
+/** The digests being made now, each a worker of its own (tests: a new config ends the ones it superseded). */
+const live = new Set<{ file: string; conf: string | null }>();
+export function digestsRunning(): { file: string; conf: string | null }[] {
+  return [...live];
 }
 
 /** Waits for a free digest slot; false when `stop` aborted first (the digest never starts). */
@@ -124,6 +125,8 @@ async function digestFile(file: File, conf: string | null, stop: AbortSignal): P
   if (refused) throw new Error(refused);
   if (!(await slot(stop))) throw stop.reason;
   const worker = startWorker('digest');
+  const entry = { file: file.name, conf };
+  live.add(entry);
   let end = (): void => {};
   const stopped = new Promise<never>((_, reject) => {
     end = () => reject(stop.reason);
@@ -138,6 +141,7 @@ async function digestFile(file: File, conf: string | null, stop: AbortSignal): P
   } finally {
     stop.removeEventListener('abort', end);
     worker.terminate();
+    live.delete(entry);
     release();
   }
 }

@@ -1,6 +1,5 @@
 import { useEffect, useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { formatSize } from '../allocator/format-size';
 import { SAMPLE_NAME, useSession } from '../state/session-store';
 import { installShareLink } from '../state/share-link';
 import { useRecordings } from '../state/recordings-store';
@@ -34,25 +33,6 @@ function startOnce(): void {
   if (started) return;
   started = true;
   installShareLink();
-}
-
-/** A file opened as recorded while the last source ran under other settings: said, with a way to carry them. */
-function CarriedNote() {
-  const { carried, applySettings, dismissCarried } = useSession(useShallow((s) => ({ carried: s.carried, applySettings: s.applySettings, dismissCarried: s.dismissCarried })));
-  if (!carried) return null;
-  const { conf, capacityBytes } = carried.settings;
-  const what = [conf !== null ? `PYTORCH_CUDA_ALLOC_CONF=${conf || '(defaults)'}` : null, capacityBytes !== null ? `a ${formatSize(capacityBytes)} cap` : null].filter(Boolean).join(' and ');
-  return (
-    <p className="note carried" role="status">
-      Opened as recorded (its own config and cap); {carried.from} ran under {what}.{' '}
-      <button className="link" onClick={() => applySettings(carried.settings)}>
-        Apply that here too
-      </button>{' '}
-      <button className="link" onClick={dismissCarried} aria-label="Dismiss the note">
-        dismiss
-      </button>
-    </p>
-  );
 }
 
 export function App() {
@@ -144,7 +124,6 @@ export function App() {
           </button>
         </p>
       )}
-      <CarriedNote />
       {awaiting && (
         <div className="awaiting" role="alert">
           <p>

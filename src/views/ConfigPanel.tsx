@@ -15,6 +15,7 @@ import type { ReplaySummary } from '../worker/replay-protocol';
 import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
 import type { SweepRow } from '../trace/sweep/sweep';
 import { CapacityControl } from './CapacityControl';
+import { CarriedNote } from './CarriedNote';
 import { GLOSSARY } from './glossary';
 import { MaxSplitSlider } from './MaxSplitSlider';
 import { useSweep } from './use-sweep';
@@ -90,6 +91,7 @@ export function ConfigPanel() {
   return (
     <section className="config" aria-label="Config">
       <h2>Config</h2>
+      <CarriedNote />
       {steps && (
         <MaxSplitSlider
           valueMiB={Number.isFinite(maxSplit) ? maxSplit / MiB : null}

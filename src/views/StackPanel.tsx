@@ -31,7 +31,7 @@ export function StackPanel() {
   const stackless = tree !== null && tree.label.length === 2 && tree.label[1] === NO_STACK;
   const whatIf = sourceKind === 'snapshot' && conf !== recordedConf;
   return (
-    <details className="stacks" {...panel} data-key={tree ? keyId(key) : undefined} data-at={at ?? undefined} aria-busy={!current}>
+    <details className="stacks" {...panel} data-key={tree ? keyId(key) : undefined} data-at={at ?? undefined} aria-busy={panel.open && !current}>
       <summary>Which code holds the memory</summary>
       {panel.open && (
         <div className="stacks-body">

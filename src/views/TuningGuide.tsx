@@ -13,14 +13,14 @@ export function TuningGuide() {
   const panel = usePanel('guide');
   const { key, guide, pending, error } = useGuide(panel.open);
   return (
-    <details className="guide" data-key={guide ? keyId(key) : undefined} aria-busy={pending} {...panel}>
+    <details className="guide" data-key={guide ? keyId(key) : undefined} aria-busy={panel.open && pending} {...panel}>
       <summary>Tuning guide for this run</summary>
       {error && <p className="error">{error}</p>}
       {guide === null && <p className="hint">{NO_GUIDE}</p>}
       {pending && !error && <p className="hint updating">Replaying the settings worth trying on the current config… (updating)</p>}
       {guide && (
         <>
-          <p className="hint">
+          <p className="hint guide-current" data-peak={guide.current['reserved_bytes.all.peak']} data-first-oom={guide.current.first_oom_request ?? ''}>
             Each setting below was replayed on this source, on top of the current config <code>{guide.current.conf || '(defaults)'}</code> (peak
             reserved {formatSize(guide.current['reserved_bytes.all.peak'])}, {oomOutcome(guide.current.first_oom_request, guide.coverage)}).
           </p>

@@ -35,10 +35,9 @@ test('the OOM dump, opened with no cap given, shows its OOM at its request and s
   expect(notes.join(' ')).toMatch(/inferred from the recorded OOM, the cap was between 9\.59 GiB and 10\.07 GiB/);
   expect(notes.join(' ')).toMatch(/The OOM comes at request 10,943, as recorded/);
   expect(await session.page.getByLabel('Memory cap (capacity)').locator('option:checked').textContent()).toMatch(/As recorded \(10\.00 GiB\)/);
-  // At the OOM's request the page says what PyTorch said.
-  await session.page.evaluate('window.splitscope.seek(10943)');
-  await ready();
-  await expect.poll(() => session.page.locator('.stats-panel p.oom').textContent()).toMatch(/CUDA out of memory\. Tried to allocate 1\.46 GiB/);
+  // It opens at the OOM's request, where the page says what PyTorch said.
+  expect((await cursor()).index).toBe(10943);
+  await expect.poll(() => session.page.locator('.oom-box .oom-message').textContent()).toMatch(/CUDA out of memory\. Tried to allocate 1\.46 GiB/);
   await session.page.screenshot({ path: `${shots}/oom-dump.png` });
 });
 

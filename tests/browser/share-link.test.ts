@@ -110,7 +110,10 @@ test('a link to a file too large to travel asks for it, and the file opens as th
   expect(await page.getByRole('button', { name: 'Copy link' }).isEnabled()).toBe(true);
 
   const other = await freshPage(link);
-  await expect.poll(() => other.getByRole('alert').textContent()).toMatch(/too large to travel in a link: open that file/);
+  await expect.poll(() => other.getByRole('alert').textContent()).toMatch(/too large to travel inside a link\. Open that file/);
+  // Meanwhile nothing of another source is shown under the link's settings.
+  expect(await other.locator('.source-line').count()).toBe(0);
+  expect(await other.evaluate('window.splitscope.cursor().total')).toBe(0);
   await other.setInputFiles('input[type=file]', file);
   await other.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('max_split_size_mb=128')`);
   await ready(other);
@@ -173,8 +176,12 @@ test('while the cursor moves the address bar waits, and takes the cursor where i
 
 test('Back undoes a config change', async () => {
   const page = session.page;
-  const before = await stats(page);
   const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  await field.fill('max_split_size_mb:256');
+  await field.press('Enter');
+  await ready(page);
+  await page.waitForFunction(`window.splitscope.link().endsWith(location.hash) && location.hash.length > 10`);
+  const before = await stats(page);
   await field.fill('max_split_size_mb:64');
   await field.press('Enter');
   await ready(page);
