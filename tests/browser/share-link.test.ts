@@ -5,7 +5,9 @@ import { createHash } from 'node:crypto';
 import type { Page } from 'playwright-core';
 import { expect, inject, test } from 'vitest';
 import { readFileSync } from 'node:fs';
-import { decodeLink } from '../../src/state/link-codec';
+import { execFileSync } from 'node:child_process';
+import { decodeLink, encodeLink } from '../../src/state/link-codec';
+import type { LinkState } from '../../src/state/link-schema';
 import { openPage, SHOTS as shots } from './open-page';
 
 const session = openPage();
@@ -209,6 +211,80 @@ test('a tampered link and an oversized link give a message and the default view'
     await page.waitForFunction(`window.splitscope.cursor().index > 0`, undefined, { timeout: 60_000 });
     await page.context().close();
   }
+});
+
+/** A snapshot recorded under large_segment_size_mb:40 (which raises max_split_size_mb's floor to 40 MiB in 2.11), 144 KB: it travels inside a link. */
+const LSS40 = 'tests/fixtures/real/lss40__large_segment_size_mb=40.pickle.gz';
+const cliStats = (...args: string[]): Stats =>
+  JSON.parse(execFileSync(process.execPath, ['bin/splitscope.mjs', 'replay', LSS40, ...args, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })).stats;
+let lss40Link = '';
+
+test("large_segment_size_mb:40: the slider's left end is 40 MiB, it replays, and its link (the snapshot inside) opens that view in a fresh page", async () => {
+  const page = await freshPage(session.page.url().split('#')[0]!);
+  await page.setInputFiles('header input[type=file]', LSS40);
+  await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent === 'lss40__large_segment_size_mb=40.pickle.gz'`);
+  await ready(page);
+  const slider = page.getByRole('slider', { name: /max_split/ });
+  expect(await slider.getAttribute('aria-valuemin')).toBe('40');
+  await slider.focus();
+  await slider.press('Home');
+  expect(await slider.getAttribute('aria-valuenow')).toBe('40');
+  await ready(page);
+  expect(await page.locator('.conf-error').textContent()).toBe('');
+  expect(await page.locator('.banner[role=alert]').count()).toBe(0);
+  const conf = 'large_segment_size_mb:40,max_split_size_mb:40';
+  expect(await stats(page)).toEqual(cliStats('--conf', conf, '--until', String((await cursor(page)).index)));
+  // A config PyTorch refuses, typed in, changes nothing: not the view, not the link.
+  const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF', { exact: true });
+  await page.waitForFunction(`window.splitscope.link().endsWith(location.hash) && location.hash.length > 10`);
+  const before = await page.evaluate<string>('window.splitscope.link()');
+  await field.fill('large_segment_size_mb:40,max_split_size_mb:20');
+  await field.press('Enter');
+  await ready(page);
+  expect(await page.locator('.conf-error').textContent()).toMatch(/max_split_size_mb too small, must be >= 40 \(got 20\)/);
+  expect(await page.evaluate<string>('window.splitscope.link()')).toBe(before);
+  // The link carries what was applied, with the snapshot inside.
+  const state = decodeLink(new URL(before).hash)!;
+  expect(state.conf).toBe(conf);
+  expect(state.source.kind === 'file' && state.source.data !== undefined).toBe(true);
+  const shown = await stats(page);
+  const other = await freshPage(before);
+  await other.waitForFunction(`document.querySelector('.source-line strong')?.textContent === 'lss40__large_segment_size_mb=40.pickle.gz'`);
+  await ready(other);
+  expect(await stats(other)).toEqual(shown);
+  expect(await other.getByRole('slider', { name: /max_split/ }).getAttribute('aria-valuenow')).toBe('40');
+  expect(await other.locator('.banner[role=alert]').count()).toBe(0);
+  lss40Link = before;
+  await other.context().close();
+  await page.context().close();
+});
+
+test('a link whose config is refused opens its snapshot as recorded and says what it could not apply; nothing else it holds is lost', async () => {
+  const state = decodeLink(new URL(lss40Link).hash)!;
+  const refused: LinkState = { ...state, conf: 'large_segment_size_mb:40,max_split_size_mb:20', compare: ['max_split_size_mb:8', 'expandable_segments:True'], find: '>64MiB' };
+  const page = await freshPage(lss40Link.split('#')[0]! + encodeLink(refused));
+  await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent === 'lss40__large_segment_size_mb=40.pickle.gz'`);
+  await ready(page);
+  const alert = (await page.locator('.banner[role=alert]').textContent())!;
+  expect(alert).toMatch(/This link's config "large_segment_size_mb:40,max_split_size_mb:20" is refused \(CachingAllocator option max_split_size_mb too small, must be >= 40 \(got 20\)[^)]*\): lss40__large_segment_size_mb=40\.pickle\.gz opens as recorded\./);
+  expect(alert).toMatch(/compares the config "max_split_size_mb:8", which is refused .* the comparison is left out/);
+  // As recorded, at the link's cursor, with its search.
+  expect(JSON.parse(await page.evaluate<string>('window.splitscope.key()')).slice(1, 3)).toEqual([null, null]);
+  expect((await cursor(page)).index).toBe(state.cursor ?? (await cursor(page)).total - 1);
+  expect(await stats(page)).toEqual(cliStats('--until', String((await cursor(page)).index)));
+  expect(await page.locator('input[type=search]').inputValue()).toBe('>64MiB');
+  expect(await page.locator('.compare').count()).toBe(0);
+  await page.context().close();
+});
+
+test('a link cut short says so and opens the default view', async () => {
+  const cut = lss40Link.slice(0, Math.floor(lss40Link.length / 2));
+  const page = await freshPage(cut);
+  const alert = page.locator('.banner[role=alert]');
+  await alert.waitFor();
+  expect(await alert.textContent()).toMatch(/damaged .*cut short/);
+  await page.waitForFunction(`window.splitscope.cursor().index > 0`, undefined, { timeout: 60_000 });
+  await page.context().close();
 });
 
 test('no uncaught errors on the page', () => {

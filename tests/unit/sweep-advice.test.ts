@@ -27,7 +27,9 @@ test('no OOM beats less memory; a later first OOM beats an earlier one; less mem
   expect(advice.reason).toMatch(/^max_split_size_mb:128 does best: no OOM, /);
   expect(advice.reason).toMatch(/unlimited reaches .* with an OOM at request 497/);
   expect(advice.ruleOfThumb!.mb).toBe(128); // 1.2 x 100 MiB is nearest 128
-  expect(adviseMaxSplit([row(256, 4e9, 2, 10), row(512, 9e9, 1, 10)], 2 ** 20, whole)!.best.max_split_size_mb).toBe(512);
+  const allOom = adviseMaxSplit([row(256, 4e9, 2, 10), row(512, 9e9, 1, 10)], 2 ** 20, whole)!;
+  expect(allOom.best.max_split_size_mb).toBe(512);
+  expect(allOom.reason).toMatch(/^No max_split_size_mb setting avoids the OOM: each one swept runs out of memory\. max_split_size_mb:512 gets furthest \(OOM at request 499\)/);
   const tie = adviseMaxSplit([row(256, 4e9, 0, 10), row(null, 4e9, 0, 10)], 2 ** 20, whole)!;
   expect(tie.best.max_split_size_mb).toBeNull();
   expect(tie.reason).toMatch(/^The default, unlimited,/);

@@ -22,7 +22,12 @@ export function adviseMaxSplit(rows: readonly SweepRow[], largestRequest: number
   )[0]!;
   const unlimited = rows.find((r) => r.max_split_size_mb === null);
   const outcome = oomOutcome(best.first_oom_request, coverage);
-  let reason = `${best.max_split_size_mb === null ? 'The default, unlimited,' : label(best)} does best: ${outcome}, ${formatSize(best['reserved_bytes.all.peak'])} reserved at the peak, ${churn(best)} cudaMalloc/cudaFree calls`;
+  const name = best.max_split_size_mb === null ? 'The default, unlimited,' : label(best);
+  const figures = `${formatSize(best['reserved_bytes.all.peak'])} reserved at the peak, ${churn(best)} cudaMalloc/cudaFree calls`;
+  let reason =
+    best.first_oom_request === null
+      ? `${name} does best: ${outcome}, ${figures}`
+      : `No max_split_size_mb setting avoids the OOM: each one swept runs out of memory. ${name} gets furthest (${outcome}), ${figures}`;
   if (unlimited && unlimited !== best) {
     reason += `; unlimited reaches ${formatSize(unlimited['reserved_bytes.all.peak'])}${unlimited.first_oom_request !== null ? ` with an ${oomOutcome(unlimited.first_oom_request, coverage)}` : ''}`;
   }
