@@ -202,10 +202,11 @@ export function parseAllocConf(raw: string): ParsedConfig {
   const whole = (i: number, key: string): bigint => {
     const t = need(i, `a value for ${key}`);
     const r = stoull(t);
-    if (!r) throw new ConfigError(`${key} needs a whole number, got '${t}' (PyTorch: "stoull").`, atOf(i));
-    if (r.value < 0n) throw new ConfigError(`${key}: '${t}' is out of range for a 64-bit size (PyTorch: "stoull").`, atOf(i));
+    // PyTorch's own message is just "stoull", the C function that failed to read the number.
+    if (!r) throw new ConfigError(`${key} needs a whole number, got '${t}' (PyTorch says only "stoull": it could not read a number there).`, atOf(i));
+    if (r.value < 0n) throw new ConfigError(`${key}: '${t}' is out of range for a 64-bit size (PyTorch says only "stoull": the number does not fit).`, atOf(i));
     if (r.used !== t.length) warn(`PyTorch reads '${t}' for ${key} as ${t.slice(0, r.used)} and ignores the rest.`);
-    if (t.startsWith('-')) warn(`PyTorch reads '${t}' for ${key} as ${r.value} (a negative number wraps around in C's stoull).`);
+    if (t.startsWith('-')) warn(`PyTorch reads '${t}' for ${key} as ${r.value} (it reads numbers with C's stoull, where a negative number wraps around to a huge one).`);
     return r.value;
   };
   const real = (i: number, key: string): number => {
@@ -405,4 +406,14 @@ export function parseAllocConf(raw: string): ParsedConfig {
     passive: Object.freeze(passive),
   });
   return { config, warnings: [...said] };
+}
+
+/** Why PyTorch 2.11 refuses `raw` (its message), or null when it accepts it. */
+export function configRefusal(raw: string): string | null {
+  try {
+    parseAllocConf(raw);
+    return null;
+  } catch (e) {
+    return e instanceof ConfigError ? e.message : String(e);
+  }
 }

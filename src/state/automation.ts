@@ -22,6 +22,9 @@ import { keyId, sourceKeyOf } from './view-key';
 
 export interface Automation {
   ready(): Promise<void>;
+  /** Resolves once the replay (or seek) of the current key is on screen and drawn, not waiting for the
+   * results derived from it (the sweep, the guide...): what a user sees move first (the benches' clock). */
+  viewReady(): Promise<void>;
   /** The view key on screen (the source and the settings asked for), as panels write it in data-key. */
   key(): string;
   stats(): Record<string, number>;
@@ -95,6 +98,15 @@ async function shown() {
 export function installAutomation(): void {
   const surface: Automation = {
     ready,
+    viewReady: async () => {
+      await linkOpened();
+      for (;;) {
+        await whenIdle();
+        if (replayIsCurrent() || !(useSession.getState().summary || useSession.getState().opening)) break;
+        await nextFrame();
+      }
+      await drawsSettled();
+    },
     key: () => keyId(currentKey()),
     stats: () => ({ ...(useSession.getState().view?.stats ?? {}) }),
     cursor: () => {

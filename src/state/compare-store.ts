@@ -4,8 +4,7 @@
 // view key and the configs, the states at the cursor by the cursor too.
 import { create } from 'zustand';
 import { keepPreviousData, queryOptions } from '@tanstack/react-query';
-import { ConfigError } from '../allocator/config-error';
-import { parseAllocConf } from '../allocator/config-parser';
+import { configRefusal } from '../allocator/config-parser';
 import type { CompareRun, CursorView } from '../worker/replay-protocol';
 import type { ViewKey } from '../worker/replay-settings';
 import { derived } from './derived';
@@ -52,21 +51,11 @@ export function compareAtQuery(key: ViewKey, confs: readonly string[], cursor: n
   });
 }
 
-/** '' when `text` parses, else why not. */
-function confProblem(text: string): string {
-  try {
-    parseAllocConf(text);
-    return '';
-  } catch (e) {
-    return e instanceof ConfigError ? e.message : String(e);
-  }
-}
-
 /** Opens the comparison on `confs` (default: the config on screen and the suggested ones). */
 export function openCompare(confs?: readonly string[]): void {
   const current = useSession.getState().summary?.conf ?? '';
   const wanted = (confs ?? [current, ...SUGGESTED_CONFS.filter((c) => c !== current)]).slice(0, MAX_COMPARED);
-  const problem = wanted.map(confProblem).find((p) => p !== '');
+  const problem = wanted.map(configRefusal).find((p) => p !== null);
   if (problem || wanted.length < MIN_COMPARED) {
     useCompare.setState({ error: problem ?? `A comparison needs at least ${MIN_COMPARED} configs.` });
     return;
@@ -83,7 +72,7 @@ export function closeCompare(): void {
 export function setCompareConf(index: number, text: string): void {
   const confs = useSession.getState().compare;
   if (!confs || confs[index] === text) return;
-  const problem = confProblem(text);
+  const problem = configRefusal(text);
   if (problem) {
     useCompare.setState({ error: `Config ${index + 1}: ${problem}` });
     return;

@@ -34,6 +34,23 @@ export function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw signal.reason instanceof Error ? signal.reason : new DOMException('Superseded.', 'AbortError');
 }
 
+/** Waits `ms` (a result worth starting only once its key has rested: a dragged slider's steps pass
+ * through keys nobody will look at); rejects as soon as `signal` aborts. */
+export function rested(signal: AbortSignal, ms: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const fail = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason instanceof Error ? signal.reason : new DOMException('Superseded.', 'AbortError'));
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', fail);
+      resolve();
+    }, ms);
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+}
+
 /** Resolves when no derived result is being computed (it may start more: callers loop until quiet). */
 export function derivedIdle(): Promise<void> {
   if (derived.isFetching() === 0) return Promise.resolve();

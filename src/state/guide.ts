@@ -9,11 +9,16 @@ import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
 import { guideCandidates, tuningGuide, type TuningGuide } from '../trace/sweep/tuning-guide';
 import type { ViewKey } from '../worker/replay-settings';
 import type { SweepJob } from '../worker/sweep-worker';
-import { derived, throwIfAborted } from './derived';
+import { derived, rested, throwIfAborted } from './derived';
 import { replayedKey, streamOf } from './session-store';
 import { sweepQuery } from './sweep';
 import { collectRows, replayBasis } from './sweep-pool';
 import { keyId, sourceKeyOf } from './view-key';
+
+/** The guide of a key starts once the key has rested this long: each slider step of a drag is a key,
+ * and a guide begun for each would take a core from the next step's replay (its sweep workers ended
+ * and started again at every step). */
+const REST_MS = 300;
 
 /** Why there is no guide for a source (no requests to replay). */
 export const NO_GUIDE = 'This snapshot has no allocation history: there is nothing to replay, so no setting to compare.';
@@ -25,6 +30,7 @@ export function guideQuery(key: ViewKey, recordedConf: string) {
     queryFn: async ({ signal }): Promise<TuningGuide | null> => {
       const shown = await replayedKey(key, signal);
       if (shown.requests === 0) return null;
+      await rested(signal, REST_MS);
       const sweep = await derived.fetchQuery(sweepQuery(key, recordedConf));
       throwIfAborted(signal);
       const stream = await streamOf(sourceKeyOf(key));

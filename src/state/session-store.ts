@@ -5,8 +5,7 @@
 import { create } from 'zustand';
 import { MiB } from '../allocator/constants';
 import { configToString } from '../allocator/config';
-import { ConfigError } from '../allocator/config-error';
-import { parseAllocConf } from '../allocator/config-parser';
+import { configRefusal, parseAllocConf } from '../allocator/config-parser';
 import { AsyncLimiter } from '../lib/async-limiter';
 import { framesDrawn } from '../lib/frame-scheduler';
 import { sha256Hex } from '../lib/sha256';
@@ -412,16 +411,6 @@ function fileLink(name: string, sha256: string, bytes?: ArrayBuffer): LinkSource
     : { kind: 'file', name, sha256 };
 }
 
-/** A config that PyTorch 2.11 refuses: why (else null). */
-function refusal(conf: string): string | null {
-  try {
-    parseAllocConf(conf);
-    return null;
-  } catch (e) {
-    return e instanceof ConfigError ? e.message : String(e);
-  }
-}
-
 export const useSession = create<SessionState>()((set, get) => ({
   busy: false,
   opening: false,
@@ -451,7 +440,7 @@ export const useSession = create<SessionState>()((set, get) => ({
     set({ look: { ...get().look, panels: open ? [...panels, panel].sort() : panels } });
   },
   setConf(text) {
-    const refused = refusal(text);
+    const refused = configRefusal(text);
     if (refused) {
       set({ confError: refused });
       return;
@@ -465,7 +454,7 @@ export const useSession = create<SessionState>()((set, get) => ({
     const config = parseAllocConf(current).config;
     const conf = configToString({ ...config, maxSplitSize: mb === null ? Infinity : mb * MiB });
     // A step PyTorch would refuse (below large_segment_size_mb) changes nothing: the link keeps what was applied.
-    const refused = refusal(conf);
+    const refused = configRefusal(conf);
     if (refused) {
       set({ confError: refused });
       return;
@@ -478,7 +467,7 @@ export const useSession = create<SessionState>()((set, get) => ({
     replayCurrent();
   },
   applySettings({ conf, capacityBytes }) {
-    const refused = conf !== null ? refusal(conf) : null;
+    const refused = conf !== null ? configRefusal(conf) : null;
     if (refused) {
       set({ confError: refused });
       return;

@@ -4,8 +4,7 @@
 // applied opens what it can and says what it could not: a refused config opens the snapshot as
 // recorded, a file too large to travel in it is asked for (nothing else is shown meanwhile), a link
 // cut short gives the default view and a message.
-import { ConfigError } from '../allocator/config-error';
-import { parseAllocConf } from '../allocator/config-parser';
+import { configRefusal } from '../allocator/config-parser';
 import { decodeLink, encodeLink, fromBase64Url } from './link-codec';
 import { DEFAULT_LOOK, type LinkSource, type LinkState } from './link-schema';
 import { LinkError } from './link-error';
@@ -59,21 +58,11 @@ export function currentLink(): string {
   return location.origin + location.pathname + location.search + (state ? encodeLink(state) : '');
 }
 
-/** Why PyTorch 2.11 refuses `conf`, or null. */
-function refusal(conf: string): string | null {
-  try {
-    parseAllocConf(conf);
-    return null;
-  } catch (e) {
-    return e instanceof ConfigError ? e.message : String(e);
-  }
-}
-
 /** Where a link's view opens: its settings, cursor, look and comparison; what of it cannot be applied
  * is left out and said in `problems`. */
 function openAtOf(state: LinkState, problems: string[]): OpenAt {
   let conf = state.conf;
-  const refused = conf !== null ? refusal(conf) : null;
+  const refused = conf !== null ? configRefusal(conf) : null;
   if (refused) {
     problems.push(`This link's config "${conf}" is refused (${refused}): ${state.source.kind === 'file' ? state.source.name : 'its source'} opens as recorded.`);
     conf = null;
@@ -85,7 +74,7 @@ function openAtOf(state: LinkState, problems: string[]): OpenAt {
     ...insertedCallsOf(state),
   };
   let compare = state.compare ?? null;
-  const bad = compare?.map((c) => [c, refusal(c)] as const).find(([, r]) => r !== null);
+  const bad = compare?.map((c) => [c, configRefusal(c)] as const).find(([, r]) => r !== null);
   if (bad) {
     problems.push(`This link compares the config "${bad[0]}", which is refused (${bad[1]}): the comparison is left out.`);
     compare = null;

@@ -3,9 +3,8 @@
 // recording's own, an "as recorded" button takes them back.
 import { useEffect, useId, useState } from 'react';
 import { MiB } from '../allocator/constants';
-import { ConfigError } from '../allocator/config-error';
 import { configMyths, maxSplitIsNoCap } from '../allocator/config-myths';
-import { parseAllocConf } from '../allocator/config-parser';
+import { configRefusal, parseAllocConf } from '../allocator/config-parser';
 import { sameDecisions } from '../allocator/config';
 import { useShallow } from 'zustand/react/shallow';
 import { AS_RECORDED, useSession } from '../state/session-store';
@@ -19,15 +18,6 @@ import { CarriedNote } from './CarriedNote';
 import { GLOSSARY } from './glossary';
 import { MaxSplitSlider } from './MaxSplitSlider';
 import { useSweep } from './use-sweep';
-
-function check(text: string): string | null {
-  try {
-    parseAllocConf(text);
-    return null;
-  } catch (e) {
-    return e instanceof ConfigError ? e.message : String(e);
-  }
-}
 
 function safeMaxSplit(conf: string): number {
   try {
@@ -80,7 +70,7 @@ export function ConfigPanel() {
   useEffect(() => {
     if (!typing) setText(applied);
   }, [applied, typing]);
-  const live = typing ? check(text) : null;
+  const live = typing ? configRefusal(text) : null;
   const maxSplit = safeMaxSplit(applied);
   const { sweep } = useSweep();
   const largestRequest = sweep?.largestRequest ?? 0;
