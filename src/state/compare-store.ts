@@ -26,7 +26,7 @@ const runsId = (key: ViewKey, confs: readonly string[]): string => JSON.stringif
 /** The configs' whole replays (their timelines and figures), and their states at `cursor` on the way. */
 export function compareRunsQuery(key: ViewKey, confs: readonly string[], cursor: number) {
   return queryOptions({
-    queryKey: ['compare', runsId(key, confs)],
+    queryKey: ['compare', key.source, runsId(key, confs)],
     queryFn: async (): Promise<CompareRun[]> => {
       const runs = await callWorker((w) => w.compare(key, [...confs], cursor));
       // The states at the cursor came with the replays: no second pass for them.
@@ -40,7 +40,7 @@ export function compareRunsQuery(key: ViewKey, confs: readonly string[], cursor:
  * main view does the same while it seeks). */
 export function compareAtQuery(key: ViewKey, confs: readonly string[], cursor: number) {
   return queryOptions({
-    queryKey: ['compare-at', runsId(key, confs), cursor],
+    queryKey: ['compare-at', key.source, runsId(key, confs), cursor],
     queryFn: async ({ queryKey }): Promise<CursorView[]> => {
       await derived.fetchQuery(compareRunsQuery(key, confs, cursor));
       // The runs, made just now for this cursor, brought these states with them.

@@ -5,7 +5,7 @@
 // no panel asks for any more is cancelled through its AbortSignal (a dragged slider stops the guide
 // it supersedes), and every panel knows whether what it holds is pending. A panel never shows a
 // result computed for another key (views/pending.tsx).
-import { QueryClient } from '@tanstack/react-query';
+import { QueryClient, type Query } from '@tanstack/react-query';
 import { SUPERSEDED } from '../worker/replay-settings';
 
 export const derived = new QueryClient({
@@ -23,6 +23,18 @@ export const derived = new QueryClient({
     },
   },
 });
+
+/**
+ * Every derived result's key starts with its kind and the source it is for (the view key's source),
+ * except the digests of other files, which outlive the source on screen (a job's ranks stay beside
+ * whichever rank is open). A new source drops the last one's results: on a large trace its request
+ * stream, timelines and trees are hundreds of MB.
+ */
+export function forgetOtherSources(source: number): void {
+  const stale = (q: Query): boolean => q.queryKey[0] !== 'digest' && q.queryKey[1] !== source;
+  void derived.cancelQueries({ predicate: stale });
+  derived.removeQueries({ predicate: stale });
+}
 
 /** Whether `e` says the worker no longer holds the source it was asked about (a newer one opened). */
 export function isSuperseded(e: unknown): boolean {

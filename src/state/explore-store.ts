@@ -30,7 +30,7 @@ export function clearExplore(): void {
 
 export function exploreQuery(key: ViewKey, axis: ExploreAxis, values: readonly number[]) {
   return queryOptions({
-    queryKey: ['explore', keyId(key), axis, values],
+    queryKey: ['explore', key.source, keyId(key), axis, values],
     queryFn: async ({ signal }): Promise<SweepRow[]> => {
       const shown = await replayedKey(key, signal);
       const { asked, recorded, capacity, calls } = replayBasis(shown);

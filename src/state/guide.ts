@@ -26,7 +26,7 @@ export const NO_GUIDE = 'This snapshot has no allocation history: there is nothi
 /** The guide for `key` (null: the source has no requests); `recordedConf`: the source's recorded config. */
 export function guideQuery(key: ViewKey, recordedConf: string) {
   return queryOptions({
-    queryKey: ['guide', keyId(key)],
+    queryKey: ['guide', key.source, keyId(key)],
     queryFn: async ({ signal }): Promise<TuningGuide | null> => {
       const shown = await replayedKey(key, signal);
       if (shown.requests === 0) return null;

@@ -2,6 +2,7 @@
 // under, the latest replay of one under the other, and the cursor with the state after it. The
 // source and the settings make the view key (view-key.ts); the replay and the view carry the key they
 // were computed for, and a panel shows them only while that key is the current one.
+import { useMemo } from 'react';
 import { create } from 'zustand';
 import { MiB } from '../allocator/constants';
 import { configToString } from '../allocator/config';
@@ -14,7 +15,7 @@ import type { RequestStream } from '../trace/stream/request-stream';
 import { WORKLOADS } from '../trace/stream/workloads';
 import type { CursorView, ReplaySummary, ReplayTimeline } from '../worker/replay-protocol';
 import type { ReplaySettings, SourceKey, ViewKey } from '../worker/replay-settings';
-import { derived, isSuperseded } from './derived';
+import { derived, forgetOtherSources, isSuperseded } from './derived';
 import { toBase64Url } from './link-codec';
 import { hashFile } from './hash-client';
 import { DEFAULT_LOOK, MAX_EMBEDDED_FILE_BYTES, type LinkSource, type MapZoom, type PanelId, type ViewLook } from './link-schema';
@@ -115,6 +116,14 @@ export function currentKey(): ViewKey {
 /** The current key in a component; one object per key, so that it can sit in dependency lists. */
 export function useViewKey(): ViewKey {
   return keyById(useSession((s) => keyId(keyOf(s.sourceId, s.settings))));
+}
+
+/** The source and device on screen in a component (what a search, the event list and the time axis
+ * depend on): a config change does not render it again. */
+export function useSourceKey(): SourceKey {
+  const source = useSession((s) => s.sourceId);
+  const device = useSession((s) => s.settings.device ?? 0);
+  return useMemo(() => ({ source, ...(device ? { device } : {}) }), [source, device]);
 }
 
 const keys = new Map<string, ViewKey>();
@@ -306,6 +315,7 @@ function showNewSource(name: string, link: LinkSource | null, at: OpenAt | undef
   // Zoom and pin belong to a source; the open panels stay as they are, unless a link says otherwise.
   const look = at?.look ?? { ...DEFAULT_LOOK, panels: before.look.panels };
   useSession.setState({ settings, playing: false, sourceLink: link, sourceId: id, look, carried, awaiting: null, compare: at?.compare ?? null, confError: null });
+  forgetOtherSources(id);
   for (const listen of newSourceListeners) listen(at !== undefined);
   requestReplay(keyOf(id, settings), at ? at.cursor : 'firstOom', name);
 }

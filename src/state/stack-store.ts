@@ -23,7 +23,7 @@ export const useStacks = create<{ selection: StackSelection | null; select(selec
 /** The tree after request `cursor` under `key` (the last cursor's stays shown while the next comes, as the map's does). */
 export function stackTreeQuery(key: ViewKey, cursor: number) {
   return queryOptions({
-    queryKey: ['stacks', keyId(key), cursor],
+    queryKey: ['stacks', key.source, keyId(key), cursor],
     queryFn: async ({ signal }): Promise<{ at: number; key: ViewKey; tree: StackTree }> => {
       await replayedKey(key, signal);
       throwIfAborted(signal);
@@ -37,7 +37,7 @@ export function stackTreeQuery(key: ViewKey, cursor: number) {
 /** Requested bytes of the selection after each request, under `key`. */
 export function stackSeriesQuery(key: ViewKey, selection: StackSelection) {
   return queryOptions({
-    queryKey: ['stack-series', keyId(key), selection],
+    queryKey: ['stack-series', key.source, keyId(key), selection],
     queryFn: async ({ signal }): Promise<Float64Array> => {
       await replayedKey(key, signal);
       throwIfAborted(signal);

@@ -69,7 +69,7 @@ export function sweepQuery(key: ViewKey, recordedConf: string) {
   const group = sweepGroup(key, recordedConf);
   const progressKey = sweepProgressKey(key, recordedConf);
   return queryOptions({
-    queryKey: ['sweep', group],
+    queryKey: ['sweep', key.source, group],
     queryFn: async ({ signal }): Promise<SweepResult> => {
       const shown = await replayed((s) => s.key.source === key.source && sweepGroup(s.key, s.recordedConf) === group, signal);
       await nextFrame();
@@ -92,7 +92,7 @@ export function sweepQuery(key: ViewKey, recordedConf: string) {
 
 /** Where a sweep's rows so far are kept while it runs (set by the sweep, read by its chart). */
 export function sweepProgressKey(key: ViewKey, recordedConf: string): readonly unknown[] {
-  return ['sweep-rows', sweepGroup(key, recordedConf)];
+  return ['sweep-rows', key.source, sweepGroup(key, recordedConf)];
 }
 
 /** The jobs of a max_split sweep over `values` on `n` workers. */

@@ -1,6 +1,6 @@
 import { useEffect, useId, useState } from 'react';
 import { useShallow } from 'zustand/react/shallow';
-import { SAMPLE_NAME, useSession } from '../state/session-store';
+import { SAMPLE_NAME, useSession, useViewKey } from '../state/session-store';
 import { installShareLink } from '../state/share-link';
 import { useRecordings } from '../state/recordings-store';
 import { openCompare } from '../state/compare-store';
@@ -23,6 +23,7 @@ import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
 import { OomBox } from './OomBox';
+import { useDelayed } from './use-delayed';
 
 const SAMPLE = 'sample';
 
@@ -43,6 +44,8 @@ export function App() {
   const comparing = useSession((s) => s.compare !== null);
   const awaiting = useSession((s) => s.awaiting);
   const notesKey = useSession((s) => (s.summary ? keyId(s.summary.key) : ''));
+  const viewKey = useViewKey();
+  const notesDim = useDelayed(notesKey !== '' && notesKey !== keyId(viewKey));
   const sourceId = useId();
   const deviceId = useId();
   const [dragging, setDragging] = useState(false);
@@ -167,7 +170,7 @@ export function App() {
           {summary && <SweepExplorer />}
           <StressPanel />
           {summary && (
-            <div className="notes" data-key={notesKey}>
+            <div className={`notes${notesDim ? ' updating' : ''}`} data-key={notesKey} aria-busy={notesKey !== keyId(viewKey)}>
               {summary.notes.map((n) => (
                 <p key={n} className="note">
                   {n}

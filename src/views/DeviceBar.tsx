@@ -7,10 +7,11 @@ import { useShallow } from 'zustand/react/shallow';
 import { H200_TOTAL_MEMORY } from '../allocator/capacity';
 import { MiB } from '../allocator/constants';
 import { formatSize } from '../allocator/format-size';
-import { useSession } from '../state/session-store';
+import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
 import { deviceMemory } from '../trace/measures/device-memory';
 import { GLOSSARY } from './glossary';
+import { useDelayed } from './use-delayed';
 
 /** A CUDA context takes a few hundred MiB; other processes add theirs. */
 const DEFAULT_OTHER_MIB = 500;
@@ -33,6 +34,9 @@ const FIGURES: [string, 'reserved' | 'allocated' | 'cachedSplit' | 'cachedWhole'
 
 export function DeviceBar() {
   const { view, summary } = useSession(useShallow((s) => ({ view: s.view, summary: s.summary })));
+  const key = useViewKey();
+  const current = view !== null && keyId(view.key) === keyId(key);
+  const dim = useDelayed(!current);
   const [otherMiB, setOtherMiB] = useState(DEFAULT_OTHER_MIB);
   const otherId = useId();
   if (!view || !summary) return null;
@@ -47,7 +51,7 @@ export function DeviceBar() {
   const parts = cap !== null ? PARTS.filter(([key]) => key !== 'other') : PARTS;
   const label = cap !== null ? `reserved ${formatSize(m.reserved)} of the ${formatSize(cap)} cap` : `nvidia-smi: ${formatSize(m.nvidiaSmiUsed)} used of ${formatSize(total)}`;
   return (
-    <section className="device-bar" aria-label="Device memory" data-key={keyId(view.key)}>
+    <section className={`device-bar${dim ? ' updating' : ''}`} aria-label="Device memory" data-key={keyId(view.key)} aria-busy={!current}>
       <h2>
         GPU {summary.device} at the cursor{' '}
         <span className="hint">

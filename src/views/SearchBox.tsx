@@ -5,8 +5,7 @@ import { useQuery } from '@tanstack/react-query';
 import { formatSize } from '../allocator/format-size';
 import { failure } from '../state/derived';
 import { clearSearch, find, searchQuery, stepMatch, useSearch } from '../state/search-store';
-import { useViewKey } from '../state/session-store';
-import { sourceKeyOf } from '../state/view-key';
+import { useSourceKey } from '../state/session-store';
 import type { SearchQuery } from '../trace/measures/event-search';
 
 function describe(q: SearchQuery): string {
@@ -19,8 +18,8 @@ function describe(q: SearchQuery): string {
 
 export function SearchBox({ marked }: { marked: number | null }) {
   const input = useSearch((s) => s.input);
-  const key = useViewKey();
-  const q = useQuery({ ...searchQuery(sourceKeyOf(key), input), enabled: input !== '' });
+  const sourceKey = useSourceKey();
+  const q = useQuery({ ...searchQuery(sourceKey, input), enabled: input !== '' });
   const result = input ? q.data : undefined;
   const query = result?.query ?? null;
   const requests = result?.requests ?? null;

@@ -8,6 +8,7 @@ import { useShallow } from 'zustand/react/shallow';
 import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
 import { GLOSSARY, type Term } from './glossary';
+import { useDelayed } from './use-delayed';
 
 const BYTE_ROWS: [string, Term][] = [
   ['allocated_bytes.all.current', 'allocated'],
@@ -41,18 +42,19 @@ export function StatsPanel() {
   );
   const key = useViewKey();
   const panel = usePanel('ooms');
+  const current = !!summary && !!view && keyId(view.key) === keyId(key) && keyId(summary.key) === keyId(key);
+  const dim = useDelayed(!current);
   if (!summary || !view) return <section className="stats-panel" aria-label="Stats" />;
   const at = view.stats;
   const end = summary.stats;
   const f = view.fragmentation;
   const atEnd = view.cursor === summary.requests - 1;
-  const current = keyId(view.key) === keyId(key) && keyId(summary.key) === keyId(key);
   return (
-    <section className={`stats-panel${current ? '' : ' updating'}`} aria-label="Stats" aria-busy={!current} data-key={keyId(view.key)}>
+    <section className={`stats-panel${dim ? ' updating' : ''}`} aria-label="Stats" aria-busy={!current} data-key={keyId(view.key)}>
       <h2>
         After request {grouped(view.cursor)}
         {atEnd ? ' (the end)' : ''}
-        {!current && <span className="hint"> · updating…</span>}
+        {dim && <span className="hint"> · updating…</span>}
       </h2>
       <table className="stats">
         <thead>

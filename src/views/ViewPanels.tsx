@@ -3,10 +3,9 @@ import { useId, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
 import { callWorker } from '../state/replay-client';
-import { allocationFrames, useSession, useViewKey } from '../state/session-store';
+import { allocationFrames, useSession, useSourceKey } from '../state/session-store';
 import { searchQuery, useSearch } from '../state/search-store';
 import { idsOf, useStacks } from '../state/stack-store';
-import { sourceKeyOf } from '../state/view-key';
 import { useSelectionSeries, useStackTree } from './use-stacks';
 import { blockMatches } from '../trace/measures/event-search';
 import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
@@ -36,8 +35,7 @@ export function ViewPanels() {
       cap: s.summary?.capacity?.kind === 'fraction' ? s.summary.capacity.bytes : null,
     })),
   );
-  const key = useViewKey();
-  const sourceKey = useMemo(() => sourceKeyOf(key), [key]);
+  const sourceKey = useSourceKey();
   // The trace's own time axis and phases: the same under every config, one per source and device.
   const axis = useQuery({ queryKey: ['axis', sourceKey.source, sourceKey.device ?? 0], queryFn: () => callWorker((w) => w.timeAxis(sourceKey)) }).data;
   const [wantTime, setWantTime] = useState(false);

@@ -1,12 +1,13 @@
 // The stack view's derived results for the view key: the tree at the cursor (while playing, at most
 // every PLAYING_MS: each takes the replay worker from the seeks that play) and the selection's bytes.
-import { useEffect, useState } from 'react';
+import { useEffect, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
 import { failure } from '../state/derived';
-import { useSession, useViewKey } from '../state/session-store';
+import { useSession } from '../state/session-store';
 import { stackSeriesQuery, stackTreeQuery, useStacks } from '../state/stack-store';
-import { keyId } from '../state/view-key';
+import { keyFromId, keyId, keyOf } from '../state/view-key';
+import type { ViewKey } from '../worker/replay-settings';
 import type { StackTree } from '../trace/measures/memory-by-stack';
 
 const PLAYING_MS = 250;
@@ -25,10 +26,17 @@ function useThrottled(cursor: number, playing: boolean): number {
   return playing ? shown : cursor;
 }
 
+/** The view key while `open` (a closed stack view does not render again for each new key), else a stand-in. */
+function useKeyWhile(open: boolean): ViewKey {
+  const id = useSession((s) => (open ? keyId(keyOf(s.sourceId, s.settings)) : ''));
+  return useMemo(() => (id ? keyFromId(id) : CLOSED), [id]);
+}
+const CLOSED: ViewKey = { source: -1, conf: null, capacityBytes: null };
+
 /** The tree of the view key at the cursor (the last cursor's while the next comes); null before any. */
 export function useStackTree(open: boolean): { tree: StackTree | null; at: number | null; current: boolean; error: string | null } {
-  const key = useViewKey();
-  const { cursor, playing } = useSession(useShallow((s) => ({ cursor: s.view?.cursor ?? -1, playing: s.playing })));
+  const key = useKeyWhile(open);
+  const { cursor, playing } = useSession(useShallow((s) => ({ cursor: open ? (s.view?.cursor ?? -1) : -1, playing: open && s.playing })));
   const at = useThrottled(cursor, playing);
   const q = useQuery({ ...stackTreeQuery(key, at), enabled: open && at >= 0 });
   // A placeholder of another key is never shown (one of another cursor is, as the map's is).
@@ -38,7 +46,7 @@ export function useStackTree(open: boolean): { tree: StackTree | null; at: numbe
 
 /** Requested bytes of the selection over the requests (null: none selected, or not in yet). */
 export function useSelectionSeries(open: boolean): Float64Array | null {
-  const key = useViewKey();
+  const key = useKeyWhile(open);
   const selection = useStacks((s) => s.selection);
   const q = useQuery({ ...stackSeriesQuery(key, selection ?? { site: '' }), enabled: open && selection !== null });
   return selection ? (q.data ?? null) : null;

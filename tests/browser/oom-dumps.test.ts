@@ -37,6 +37,16 @@ async function open(file: string): Promise<void> {
   await ready();
 }
 
+test("opening a snapshot pauses the GPU stress run of the built-in workload (the snapshot's replays need the cores)", async () => {
+  const stress = session.page.getByRole('region', { name: 'GPU stress' });
+  // The page opens on the built-in workload with GPU stress playing ...
+  await stress.getByRole('button', { name: 'Pause' }).waitFor({ timeout: 60_000 });
+  await open(DUMPS[0]!);
+  // ... and a snapshot opened pauses it; its panel resumes it.
+  expect(await stress.getByRole('button', { name: 'Pause' }).count()).toBe(0);
+  expect(await stress.getByRole('button', { name: 'Play' }).count()).toBe(1);
+});
+
 test.each(DUMPS)('%s opens at its OOM, the OOM box in view, the cap marked, no verdict past the recording', async (file) => {
   const page = session.page;
   await open(file);
