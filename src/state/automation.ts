@@ -82,7 +82,9 @@ async function ready(): Promise<void> {
     await derivedIdle();
     await stressIdle();
     await whenIdle();
-    if (!busy() || (!useSession.getState().summary && !useSession.getState().opening)) break;
+    const { summary, opening, playing } = useSession.getState();
+    // A playing source keeps the worker busy with its seeks: one pass, not a wait for its end.
+    if (!busy() || playing || (!summary && !opening)) break;
   }
   await drawsSettled();
 }

@@ -35,6 +35,23 @@ export function TermLabel({ term }: { term: Term }) {
   );
 }
 
+/** A memory_stats() figure at the cursor and at the end. */
+function StatRow({ stat, term, at, end, format }: { stat: string; term: Term; at: Record<string, number>; end: Record<string, number>; format(v: number): string }) {
+  return (
+    <tr>
+      <th scope="row">
+        <TermLabel term={term} />
+      </th>
+      <td data-stat={stat} data-value={at[stat]} title={stat}>
+        {format(at[stat] ?? 0)}
+      </td>
+      <td data-end-stat={stat} data-value={end[stat]}>
+        {format(end[stat] ?? 0)}
+      </td>
+    </tr>
+  );
+}
+
 export function StatsPanel() {
   const { summary, view, seek } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
@@ -66,51 +83,25 @@ export function StatsPanel() {
         </thead>
         <tbody>
           {BYTE_ROWS.map(([key, term]) => (
-            <tr key={key}>
+            <StatRow key={key} stat={key} term={term} at={at} end={end} format={formatSize} />
+          ))}
+          {(
+            [
+              ['reserved − allocated', formatSize(f.reservedMinusAllocated)],
+              ['largest free block', formatSize(f.largestFreeBlock)],
+              ['external fragmentation', `${(f.externalRatio * 100).toFixed(1)}%`],
+            ] as const
+          ).map(([term, text]) => (
+            <tr key={term}>
               <th scope="row">
                 <TermLabel term={term} />
               </th>
-              <td data-stat={key} data-value={at[key]} title={key}>
-                {formatSize(at[key] ?? 0)}
-              </td>
-              <td data-end-stat={key} data-value={end[key]}>
-                {formatSize(end[key] ?? 0)}
-              </td>
+              <td>{text}</td>
+              <td />
             </tr>
           ))}
-          <tr>
-            <th scope="row">
-              <TermLabel term="reserved − allocated" />
-            </th>
-            <td>{formatSize(f.reservedMinusAllocated)}</td>
-            <td />
-          </tr>
-          <tr>
-            <th scope="row">
-              <TermLabel term="largest free block" />
-            </th>
-            <td>{formatSize(f.largestFreeBlock)}</td>
-            <td />
-          </tr>
-          <tr>
-            <th scope="row">
-              <TermLabel term="external fragmentation" />
-            </th>
-            <td>{(f.externalRatio * 100).toFixed(1)}%</td>
-            <td />
-          </tr>
           {COUNT_ROWS.map(([key, term]) => (
-            <tr key={key}>
-              <th scope="row">
-                <TermLabel term={term} />
-              </th>
-              <td data-stat={key} data-value={at[key]} title={key}>
-                {grouped(at[key] ?? 0)}
-              </td>
-              <td data-end-stat={key} data-value={end[key]}>
-                {grouped(end[key] ?? 0)}
-              </td>
-            </tr>
+            <StatRow key={key} stat={key} term={term} at={at} end={end} format={grouped} />
           ))}
         </tbody>
       </table>
