@@ -56,7 +56,9 @@ export interface SegmentMapGeometry {
 }
 
 export function laneLabel(lane: Lane): string {
-  const pool = `${lane.small ? 'small' : 'large'} pool · stream ${lane.stream}`;
+  // PyTorch names a side stream by its handle, a large number: said to be one.
+  const stream = lane.stream === 0 ? 'stream 0' : `side stream (handle ${lane.stream})`;
+  const pool = `${lane.small ? 'small' : 'large'} pool · ${stream}`;
   return lane.poolName ? `${lane.poolName} · ${pool}` : pool;
 }
 
