@@ -2,7 +2,7 @@
 // (early-read.ts), which needs FILE before the rest of the CLI has loaded, and for main.ts.
 import type { ParseArgsConfig } from 'node:util';
 
-export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report'] as const;
+export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict'] as const;
 
 export const OPTIONS = {
   conf: { type: 'string' },
@@ -16,6 +16,8 @@ export const OPTIONS = {
   'empty-cache-at': { type: 'string' },
   'reset-peak-at': { type: 'string' },
   until: { type: 'string' },
+  at: { type: 'string' },
+  fit: { type: 'boolean', default: false },
   device: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },

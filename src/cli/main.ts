@@ -2,7 +2,6 @@
 import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { gzipSync } from 'node:zlib';
 import { parseArgs } from 'node:util';
-import { parseByteSize } from '../allocator/byte-size';
 import type { Capacity } from '../allocator/capacity';
 import { configToString, sameDecisions } from '../allocator/config';
 import { ConfigError } from '../allocator/config-error';
@@ -22,6 +21,8 @@ import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } f
 import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { COMMANDS, OPTIONS } from './cli-options';
+import { capacityOption, noteLine, statsTable, UsageError } from './cli-format';
+import { predictCommand } from './predict';
 import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
 import { serveOpen } from './open-server';
@@ -40,6 +41,11 @@ const USAGE = `usage:
   splitscope open FILE [--port N] [--host ADDRESS]
                         serves the page on loopback with FILE loaded and prints its URL (the file
                         stays on this machine; needs the built page: npm run build)
+  splitscope predict SIZE:FILE SIZE:FILE [...] --at SIZE [--conf STRING] [--capacity SIZE] [--out OUT] [--json]
+  splitscope predict SIZE:FILE SIZE:FILE [...] --fit --capacity SIZE [--conf STRING] [--json]
+                        the program at another size (a batch, a sequence length) from its recordings at two
+                        sizes or more (the same script, a few steps each): its predicted run, replayed, and
+                        how well the sizes were fitted; or the largest size whose predicted run fits the cap
   splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
                         the final state: what python -m torch.cuda._memory_viz stats prints, segments
                         by pool and stream, free blocks by size, and the replay's memory_stats()
@@ -55,9 +61,6 @@ FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the s
 --reset-peak-at   run torch.cuda.reset_peak_memory_stats() after these request indices
 --until     stop after this request index (0-based): the stats are those at that moment`;
 
-/** A mistake on the command line: exit 2 with the message and a pointer to the usage. */
-class UsageError extends Error {}
-
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
@@ -70,11 +73,11 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
     options: OPTIONS,
   });
+  if (command === 'predict') return predictCommand(positionals, values, loadForReplay);
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
   const file = positionals[0]!;
   // Absent: the cap a recorded OOM shows (if any); 'none': no cap at all.
-  const capacity: Capacity | null | undefined =
-    values.capacity === undefined ? undefined : values.capacity.trim().toLowerCase() === 'none' ? null : { kind: 'fraction', bytes: parseByteSize(values.capacity) };
+  const capacity = capacityOption(values.capacity);
   if (command === 'sweep' && values.param !== undefined) {
     const param = values.param;
     if (param !== 'roundup_power2_divisions' && param !== 'garbage_collection_threshold') {
@@ -164,9 +167,6 @@ async function main(argv: string[]): Promise<number> {
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;
 }
-
-/** A replay's note as the CLI prints it: what contradicts the rest of the file is a warning. */
-const noteLine = (note: string): string => (note.startsWith('Inconsistent trace:') ? `warning: ${note}` : `note: ${note}`);
 
 /** --device's index (0 when not given); a usage error for anything but a whole number. */
 function deviceIndex(arg: string | undefined): number {
@@ -314,18 +314,6 @@ function readBytes(file: string): Uint8Array {
     throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
   }
   return bytes;
-}
-
-function statsTable(stats: Record<string, number>): string {
-  const keys = Object.keys(stats).filter((k) => !k.includes('.small_pool.') && !k.includes('.large_pool.'));
-  const width = Math.max(...keys.map((k) => k.length));
-  return keys
-    .map((k) => {
-      const v = stats[k]!;
-      const pretty = k.includes('bytes') || k === 'max_split_size' ? (v >= 0 ? `  (${formatSize(v)})` : '') : '';
-      return `  ${k.padEnd(width)}  ${String(v).padStart(14)}${pretty}`;
-    })
-    .join('\n');
 }
 
 /** `first`: the column that names each row (max_split_size_mb, or the whole config for a --param sweep). */

@@ -1,0 +1,136 @@
+// splitscope predict SIZE:FILE SIZE:FILE [...] --at SIZE | --fit: the program's run at another size, from
+// its recordings at two sizes or more (trace/predict), replayed like any recording: what `replay` prints
+// for it, and how well the sizes were fitted; or the largest size whose predicted run fits under a cap.
+import { writeFileSync } from 'node:fs';
+import { basename } from 'node:path';
+import type { Capacity } from '../allocator/capacity';
+import { configToString, type AllocatorConfig } from '../allocator/config';
+import { parseAllocConf } from '../allocator/config-parser';
+import { formatSize } from '../allocator/format-size';
+import { grouped } from '../lib/grouped';
+import { allocationStacks } from '../trace/measures/allocation-stacks';
+import { fragmentation } from '../trace/measures/fragmentation';
+import { largestFit } from '../trace/predict/largest-fit';
+import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
+import { replay } from '../trace/replay/replay';
+import { replayNotes, planSnapshotReplay } from '../trace/replay/replay-snapshot';
+import { exportSnapshot } from '../trace/replay/snapshot-export';
+import { encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
+import { recordedConfig } from '../trace/snapshot/recorded-config';
+import { capacityOption, noteLine, statsTable, UsageError } from './cli-format';
+
+export interface PredictOptions {
+  at?: string;
+  fit?: boolean;
+  conf?: string;
+  capacity?: string;
+  json?: boolean;
+  out?: string;
+}
+
+/** The largest size --fit tries, as a multiple of the largest recorded. */
+const FIT_LIMIT = 64;
+
+/** "8:run_b8.pickle.gz" -> 8 and the file. */
+function sizedFile(arg: string): { size: number; file: string } {
+  const at = arg.indexOf(':');
+  const size = Number(arg.slice(0, at));
+  if (at <= 0 || !/^\d+(\.\d+)?$/.test(arg.slice(0, at)) || !(size > 0)) {
+    throw new UsageError(`predict takes recordings as SIZE:FILE (e.g. 8:run_batch8.pickle.gz, the size being the batch or sequence length it ran at), not '${arg}'`);
+  }
+  return { size, file: arg.slice(at + 1) };
+}
+
+export async function predictCommand(positionals: readonly string[], options: PredictOptions, load: (file: string, details: boolean) => Promise<SnapshotForReplay>): Promise<number> {
+  const inputs = positionals.map(sizedFile);
+  if (inputs.length < 2) throw new UsageError('predict needs recordings of the program at two sizes or more: SIZE:FILE SIZE:FILE [...]');
+  if (options.fit === (options.at !== undefined)) throw new UsageError('predict takes either --at SIZE (the run at that size) or --fit --capacity SIZE (the largest size that fits)');
+  const capacity = capacityOption(options.capacity) ?? null;
+  if (options.fit && !capacity) throw new UsageError('--fit needs --capacity: the memory the run must fit in (e.g. 80GB, or the H200: 150109880320)');
+  const target = options.at !== undefined ? Number(options.at) : NaN;
+  if (options.at !== undefined && !(target > 0)) throw new UsageError(`--at takes a size above 0, not '${options.at}'`);
+
+  const recordings: SizedRecording[] = [];
+  let recorded: AllocatorConfig | null = null;
+  for (const { size, file } of inputs) {
+    const { snapshot, traces } = await load(file, true);
+    const plan = planSnapshotReplay(snapshot, { ...(traces[0] ? { trace: traces[0] } : {}) });
+    recorded ??= recordedConfig(snapshot.allocator_settings).config;
+    recordings.push({ name: basename(file), size, stream: plan.stream, stacks: allocationStacks(plan.stream, traces[0]?.details, snapshot) });
+  }
+  const predictor = new SizePredictor(recordings);
+  // The recordings' own config (the first one's), unless another is asked for.
+  const config = options.conf !== undefined ? parseAllocConf(options.conf).config : recorded!;
+  const run = (stream: Prediction['stream'], keepEvents = false) =>
+    replay(stream, { config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...(keepEvents ? { keepEvents: true } : { statsOnly: true }) });
+
+  if (options.fit) {
+    const start = Math.max(...predictor.sizes);
+    const fit = largestFit((size) => run(predictor.at(size).stream).ooms.length === 0, Math.round(start), Math.round(start * FIT_LIMIT));
+    const conf = configToString(config);
+    if (options.json) {
+      console.log(JSON.stringify({ fit: { largest: fit.largest, first_failing: fit.firstFailing, conf, capacity: capacity!.bytes, tried: fit.tried } }));
+      return 0;
+    }
+    const cap = formatSize(capacity!.bytes);
+    if (fit.largest === null) console.log(`No size fits under ${cap} with ${conf || 'the defaults'}: even size 1 runs out of memory.`);
+    else {
+      console.log(
+        `largest size that fits under ${cap} with ${conf || 'the defaults'}: ${grouped(fit.largest)}` +
+          (fit.firstFailing !== null ? ` (${grouped(fit.firstFailing)} runs out of memory)` : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`),
+      );
+    }
+    console.log(`tried: ${fit.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
+    return 0;
+  }
+
+  const prediction = predictor.at(target);
+  const result = run(prediction.stream, options.out !== undefined);
+  if (options.out) writeFileSync(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'));
+  const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
+  const notes = [...prediction.stream.notes, ...replayNotes(result)];
+  const quality = {
+    target,
+    skeleton: prediction.skeleton,
+    aligned: prediction.aligned,
+    laws: prediction.laws,
+    unclean_sites: prediction.uncleanSites.slice(0, 20),
+    extrapolation: prediction.extrapolation,
+  };
+  if (options.json) {
+    for (const note of notes) console.error(noteLine(note));
+    console.log(JSON.stringify({ stats: result.stats, ooms, prediction: quality }));
+    return 0;
+  }
+  printPrediction(prediction, config, capacity);
+  for (const note of notes) console.log(noteLine(note));
+  for (const o of ooms) {
+    console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
+    for (const line of o.why) console.log(`  why: ${line}`);
+  }
+  console.log(statsTable(result.stats));
+  const f = fragmentation(result.allocator);
+  console.log(
+    `at the end: reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
+      `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
+  );
+  if (options.out) console.log(`wrote ${options.out}`);
+  return 0;
+}
+
+/** How the prediction was made and how far to trust it: never more precision than the fit has. */
+function printPrediction(p: Prediction, config: AllocatorConfig, capacity: Capacity | null): void {
+  const { laws } = p;
+  console.log(`predicted: size ${grouped(p.target)}, the requests of ${p.skeleton.name} (size ${grouped(p.skeleton.size)})`);
+  for (const a of p.aligned) console.log(`aligned:   ${(a.share * 100).toFixed(1)}% of the allocations with ${a.name} (size ${grouped(a.size)})`);
+  console.log(
+    `sizes:     ${grouped(laws.constant)} constant, ${grouped(laws.linear)} linear, ${grouped(laws.quadratic)} quadratic in the size; ` +
+      `${grouped(laws.unclean)} follow no clean law (taken between the nearest recordings), ${grouped(laws.unaligned)} aligned in no other recording (kept as recorded)`,
+  );
+  for (const s of p.uncleanSites.slice(0, 5)) console.log(`  not clean: ${s.site} (${grouped(s.allocations)} allocations)`);
+  if (p.extrapolation !== null) console.log(`extrapolated: ${p.extrapolation.toFixed(2)}x beyond the recorded sizes`);
+  console.log(`config:    ${configToString(config) || '(defaults)'}`);
+  console.log(`capacity:  ${capacity ? `${formatSize(capacity.bytes)} (memory fraction cap)` : 'none'}`);
+  console.log(`addresses: simulated`);
+  console.log(`requests:  ${p.stream.length}`);
+}

@@ -1,0 +1,203 @@
+// A program's request stream at a size it was never recorded at, from recordings of it at two sizes or
+// more (one SizePredictor, asked at as many sizes as wanted): the recording nearest the target is the skeleton (its requests in its order); every other
+// recording is aligned with it request by request (a diff of tokens: recording-tokens.ts); each of the
+// skeleton's allocations aligned in the others gets the size its law gives at the target (size-law.ts),
+// and one aligned in none keeps the skeleton's size. The stream then replays like any other.
+import { commonSubsequence } from '../../lib/diff';
+import { grouped } from '../../lib/grouped';
+import { ImportError } from '../../lib/import-error';
+import { stackPath, type StackOf } from '../measures/memory-by-stack';
+import { RequestKind, type RequestStream } from '../stream/request-stream';
+import { requestTokens, TokenDictionary } from './recording-tokens';
+import { sizeLaw } from './size-law';
+import type { AllocationStacks } from '../measures/allocation-stacks';
+
+/** One recording of the program, at `size` (a batch size, a sequence length: the user's number). */
+export interface SizedRecording {
+  name: string;
+  size: number;
+  stream: RequestStream;
+  stacks: AllocationStacks;
+}
+
+export interface Prediction {
+  /** The program's requests at the target size. */
+  stream: RequestStream;
+  target: number;
+  /** The recording whose requests are the skeleton (the nearest to the target). */
+  skeleton: { name: string; size: number };
+  /** For each other recording: the share of allocations aligned between it and the skeleton (of the larger count of the two). */
+  aligned: { name: string; size: number; share: number }[];
+  /** The skeleton's allocations by the law their sizes follow: constant, linear, quadratic, none (not clean), unaligned. */
+  laws: { constant: number; linear: number; quadratic: number; unclean: number; unaligned: number };
+  /** Allocation sites (innermost frame shown) whose sizes follow no clean law, most allocations first. */
+  uncleanSites: { site: string; allocations: number }[];
+  /** How far the target lies outside the recorded sizes (2 = twice the largest, or half the smallest); null inside. */
+  extrapolation: number | null;
+}
+
+/** Below this share of allocations aligned, two recordings are taken for different programs. */
+const SAME_PROGRAM_SHARE = 0.5;
+
+/** The skeleton: the recording nearest `target` on a log scale (the larger on a tie, which has every request the smaller has). */
+function nearest(recordings: readonly SizedRecording[], target: number): SizedRecording {
+  const distance = (r: SizedRecording): number => Math.abs(Math.log(r.size / target));
+  return recordings.reduce((a, b) => (distance(b) < distance(a) || (distance(b) === distance(a) && b.size > a.size) ? b : a));
+}
+
+function siteOf(stackOf: StackOf, id: number): string {
+  const path = stackPath(stackOf(id));
+  return path[path.length - 1] ?? '(no stack)';
+}
+
+/** What predicting from one skeleton needs whatever the target: each allocation's law, and the fit's figures. */
+interface SkeletonFit {
+  skeleton: SizedRecording;
+  allocs: number;
+  /** Per request of the skeleton: its allocation's law (null: a free, or aligned nowhere else). */
+  laws: (ReturnType<typeof sizeLaw> | null)[];
+  aligned: Prediction['aligned'];
+  counts: Prediction['laws'];
+  uncleanSites: Prediction['uncleanSites'];
+}
+
+/**
+ * Predicts a program's request stream at any size from its recordings at two sizes or more. The
+ * alignment and each allocation's law are worked out once per skeleton, so that predicting at many
+ * sizes (the largest that fits) costs an evaluation of the laws each.
+ */
+export class SizePredictor {
+  private readonly fits = new Map<SizedRecording, SkeletonFit>();
+  private readonly tokens: Map<SizedRecording, Int32Array>;
+  readonly sizes: readonly number[];
+
+  constructor(private readonly recordings: readonly SizedRecording[]) {
+    if (recordings.length < 2) throw new ImportError('bad-shape', 'A prediction needs recordings of the program at two sizes or more.');
+    this.sizes = recordings.map((r) => r.size);
+    if (new Set(this.sizes).size !== this.sizes.length) throw new ImportError('bad-shape', `Two recordings are at the same size (${this.sizes.join(', ')}): give each its own.`);
+    for (const r of recordings) {
+      if (!(r.size > 0) || !Number.isFinite(r.size)) throw new ImportError('bad-shape', `${r.name}: a recording's size must be a number above 0, not ${r.size}.`);
+    }
+    const dictionary = new TokenDictionary();
+    this.tokens = new Map(recordings.map((r) => [r, requestTokens(r.stream, r.stacks, dictionary)]));
+    // Every recording is checked against one other up front: a set that is not one program is said at once.
+    this.fitOf(nearest(recordings, this.sizes[0]!));
+  }
+
+  /** The stream at `target`. */
+  at(target: number): Prediction {
+    if (!(target > 0) || !Number.isFinite(target)) throw new ImportError('bad-shape', `The size to predict must be a number above 0, not ${target}.`);
+    const fit = this.fitOf(nearest(this.recordings, target));
+    const s = fit.skeleton.stream;
+    const size = new Float64Array(s.size);
+    const byId = new Map<number, number>();
+    for (let i = 0; i < s.length; i++) {
+      const law = fit.laws[i];
+      if (!law) continue;
+      size[i] = law.at(target);
+      byId.set(s.id[i]!, size[i]!);
+    }
+    // A free carries its allocation's requested bytes.
+    for (let i = 0; i < s.length; i++) {
+      if (s.kind[i] !== RequestKind.alloc) {
+        const b = byId.get(s.id[i]!);
+        if (b !== undefined) size[i] = b;
+      }
+    }
+    const lo = Math.min(...this.sizes);
+    const hi = Math.max(...this.sizes);
+    const { counts } = fit;
+    const stream: RequestStream = {
+      ...s,
+      size,
+      // The skeleton's cudaMalloc addresses belong to its own sizes: a predicted run places its segments itself.
+      recordedSegments: [],
+      recordedMappings: [],
+      notes: [
+        ...s.notes,
+        `Predicted at size ${grouped(target)} from ${this.recordings.map((r) => `${r.name} (${grouped(r.size)})`).join(' and ')}: ` +
+          `the requests of ${fit.skeleton.name}, the sizes of ${grouped(counts.linear + counts.quadratic + counts.constant + counts.unclean)} of its ${grouped(fit.allocs)} allocations ` +
+          'from how they grow with the size.',
+      ],
+    };
+    return {
+      stream,
+      target,
+      skeleton: { name: fit.skeleton.name, size: fit.skeleton.size },
+      aligned: fit.aligned,
+      laws: counts,
+      uncleanSites: fit.uncleanSites,
+      extrapolation: target > hi ? target / hi : target < lo ? lo / target : null,
+    };
+  }
+
+  private fitOf(skeleton: SizedRecording): SkeletonFit {
+    let fit = this.fits.get(skeleton);
+    if (fit) return fit;
+    const base = this.tokens.get(skeleton)!;
+    const s = skeleton.stream;
+    let allocs = 0;
+    for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc) allocs++;
+    // Each skeleton alloc's bytes in every recording it aligns in: [size, bytes] points.
+    const points: (readonly [number, number])[][] = Array.from({ length: s.length }, () => []);
+    const aligned: Prediction['aligned'] = [];
+    for (const r of this.recordings) {
+      if (r === skeleton) {
+        for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc) points[i]!.push([r.size, s.size[i]!]);
+        continue;
+      }
+      const other = this.tokens.get(r)!;
+      const match = commonSubsequence(s.length, r.stream.length, (i, j) => base[i] === other[j]);
+      let otherAllocs = 0;
+      for (let j = 0; j < r.stream.length; j++) if (r.stream.kind[j] === RequestKind.alloc) otherAllocs++;
+      let n = 0;
+      for (let i = 0; i < s.length; i++) {
+        const j = match[i]!;
+        if (j < 0 || s.kind[i] !== RequestKind.alloc) continue;
+        points[i]!.push([r.size, r.stream.size[j]!]);
+        n++;
+      }
+      // Of the larger of the two: a small program's allocations all match within a larger one's.
+      const share = n / Math.max(1, allocs, otherAllocs);
+      if (share < SAME_PROGRAM_SHARE) {
+        throw new ImportError(
+          'bad-shape',
+          `${r.name} and ${skeleton.name} do not look like one program at two sizes: only ${(share * 100).toFixed(0)}% of their allocations ` +
+            'match by stack and order. Record the same program (the same script, a few steps each) at each size, with stacks.',
+        );
+      }
+      aligned.push({ name: r.name, size: r.size, share });
+    }
+    const counts = { constant: 0, linear: 0, quadratic: 0, unclean: 0, unaligned: 0 };
+    const unclean = new Map<string, number>();
+    const laws: SkeletonFit['laws'] = new Array(s.length).fill(null);
+    for (let i = 0; i < s.length; i++) {
+      if (s.kind[i] !== RequestKind.alloc) continue;
+      const p = points[i]!;
+      if (p.length < 2) {
+        counts.unaligned++;
+        continue;
+      }
+      const law = sizeLaw(p);
+      laws[i] = law;
+      if (law.degree === 0) counts.constant++;
+      else if (law.degree === 1) counts.linear++;
+      else if (law.degree === 2) counts.quadratic++;
+      else {
+        counts.unclean++;
+        const site = siteOf(skeleton.stacks.stackOf, s.id[i]!);
+        unclean.set(site, (unclean.get(site) ?? 0) + 1);
+      }
+    }
+    fit = {
+      skeleton,
+      allocs,
+      laws,
+      aligned,
+      counts,
+      uncleanSites: [...unclean].map(([site, allocations]) => ({ site, allocations })).sort((a, b) => b.allocations - a.allocations),
+    };
+    this.fits.set(skeleton, fit);
+    return fit;
+  }
+}

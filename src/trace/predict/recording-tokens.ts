@@ -1,0 +1,49 @@
+// A recording's requests as tokens that recordings of the same program at other sizes share: an alloc
+// by its pool, whether it is on a side stream, and its whole stack; a free by the stack of the block it
+// frees. Two runs of one program issue the same sequence of tokens, less the few a library's choice
+// (a cuBLAS workspace, a cuDNN algorithm) inserts or drops, so aligning them is a diff; taking the frees
+// in, not the allocs alone, pairs the right members of runs of identical stacks (one per layer).
+import type { Frame } from '../snapshot/snapshot';
+import { RequestKind, type RequestStream } from '../stream/request-stream';
+import type { AllocationStacks } from '../measures/allocation-stacks';
+
+/** Token ids shared by the recordings tokenized with one dictionary. */
+export class TokenDictionary {
+  private readonly ids = new Map<string, number>();
+
+  id(text: string): number {
+    let id = this.ids.get(text);
+    if (id === undefined) this.ids.set(text, (id = this.ids.size));
+    return id;
+  }
+}
+
+const frameText = (frames: readonly Frame[]): string => frames.map((f) => `${f.filename}:${f.line}:${f.name}`).join('|');
+
+/** One token per request of `stream`; `stacks` gives each allocation's stack. */
+export function requestTokens(stream: RequestStream, stacks: AllocationStacks, dictionary: TokenDictionary): Int32Array {
+  const byKey = new Map<number, number>();
+  const stackToken = (key: number): number => {
+    let t = byKey.get(key);
+    if (t === undefined) {
+      const stack = stacks.stackOfKey(key);
+      byKey.set(key, (t = dictionary.id(typeof stack === 'string' ? stack : frameText(stack))));
+    }
+    return t;
+  };
+  const allocToken = new Map<string, number>();
+  const tokens = new Int32Array(stream.length);
+  for (let i = 0; i < stream.length; i++) {
+    const id = stream.id[i]!;
+    const stack = stackToken(stacks.keyOf[id] ?? -1);
+    if (stream.kind[i] === RequestKind.alloc) {
+      const text = `a ${stream.pool[i]} ${stream.stream[i] === 0 ? 0 : 1} ${stack}`;
+      let t = allocToken.get(text);
+      if (t === undefined) allocToken.set(text, (t = dictionary.id(text)));
+      tokens[i] = t;
+    } else {
+      tokens[i] = dictionary.id(`f ${stack}`);
+    }
+  }
+  return tokens;
+}

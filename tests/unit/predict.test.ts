@@ -1,0 +1,158 @@
+// Size prediction on real recordings of one program at three sizes (tests/fixtures/job: a small Llama
+// trained 4 steps at batches 4, 8 and 12): predicted from two of them, the third's run replays to the
+// real one's peaks and cudaMalloc count, and its requests are the real ones; the laws, the largest size
+// that fits, and what the CLI prints.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import { beforeAll, describe, expect, test } from 'vitest';
+import { DEFAULT_CONFIG } from '../../src/allocator/config';
+import { commonSubsequence } from '../../src/lib/diff';
+import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
+import { largestFit } from '../../src/trace/predict/largest-fit';
+import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
+import { requestTokens, TokenDictionary } from '../../src/trace/predict/recording-tokens';
+import { sizeLaw } from '../../src/trace/predict/size-law';
+import { replay } from '../../src/trace/replay/replay';
+import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
+import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
+import { RequestKind, type RequestStream } from '../../src/trace/stream/request-stream';
+
+const JOB = 'tests/fixtures/job';
+const BATCHES = [4, 8, 12];
+
+function load(file: string, size: number): SizedRecording {
+  const { snapshot, traces } = decodeSnapshotForReplay(gunzipSync(readFileSync(file)), { details: true });
+  const stream = planSnapshotReplay(snapshot, { trace: traces[0]! }).stream;
+  return { name: file.split('/').pop()!, size, stream, stacks: allocationStacks(stream, traces[0]!.details, snapshot) };
+}
+const ranks = BATCHES.map((b, r) => load(`${JOB}/rank_${r}.pickle.gz`, b));
+
+function figures(stream: RequestStream): number[] {
+  const { stats } = replay(stream, { config: DEFAULT_CONFIG, addresses: 'simulated', statsOnly: true });
+  return [stats['reserved_bytes.all.peak']!, stats['allocated_bytes.all.peak']!, stats['num_device_alloc']!];
+}
+
+/** The share of the predicted stream's allocations that a real recording at that size aligns with and asks for within 512 B. */
+function requestsReproduced(predicted: RequestStream, skeleton: SizedRecording, real: SizedRecording): number {
+  const dictionary = new TokenDictionary();
+  const a = requestTokens(predicted, skeleton.stacks, dictionary);
+  const b = requestTokens(real.stream, real.stacks, dictionary);
+  const match = commonSubsequence(a.length, b.length, (i, j) => a[i] === b[j]);
+  let allocs = 0;
+  let same = 0;
+  for (let i = 0; i < a.length; i++) {
+    if (predicted.kind[i] !== RequestKind.alloc) continue;
+    allocs++;
+    if (match[i]! >= 0 && Math.abs(predicted.size[i]! - real.stream.size[match[i]!]!) <= 512) same++;
+  }
+  return same / allocs;
+}
+
+describe('a run predicted from two recordings', () => {
+  test.each([
+    [0, 1, 2, 'beyond them (batch 12 from 4 and 8)'],
+    [0, 2, 1, 'between them (batch 8 from 4 and 12)'],
+    [1, 2, 0, 'below them (batch 4 from 8 and 12)'],
+  ])('%i, %i -> %i: %s, replays to the real run', (a, b, t) => {
+    const prediction = new SizePredictor([ranks[a]!, ranks[b]!]).at(BATCHES[t]!);
+    expect(figures(prediction.stream)).toEqual(figures(ranks[t]!.stream));
+    expect(prediction.aligned[0]!.share).toBeGreaterThan(0.95);
+    const skeleton = ranks.find((r) => r.name === prediction.skeleton.name)!;
+    // The rest: what a library's choice inserts at one size and not at another (1-3%).
+    expect(requestsReproduced(prediction.stream, skeleton, ranks[t]!)).toBeGreaterThan(0.97);
+    expect(prediction.extrapolation).toBe(t === 2 ? 1.5 : t === 0 ? 2 : null);
+  });
+
+  test('with three recordings the same, each allocation on the lowest-degree law that reproduces them', () => {
+    const prediction = new SizePredictor(ranks).at(16);
+    expect(prediction.laws.quadratic + prediction.laws.unclean).toBeLessThan(20);
+    expect(prediction.laws.linear).toBeGreaterThan(1000);
+    expect(prediction.extrapolation).toBeCloseTo(16 / 12);
+  });
+
+  test('recordings of two programs are refused with a clear message', () => {
+    const other = load('tests/fixtures/real/oom__default.pickle.gz', 8);
+    expect(() => new SizePredictor([ranks[0]!, other])).toThrow(/do not look like one program at two sizes: only \d+% of their allocations match/);
+    expect(() => new SizePredictor([ranks[0]!])).toThrow(/two sizes or more/);
+    expect(() => new SizePredictor([ranks[0]!, { ...ranks[1]!, size: 4 }])).toThrow(/same size/);
+  });
+});
+
+describe('sizeLaw', () => {
+  test('constant, linear and quadratic where the points follow them, within 512 B', () => {
+    expect(sizeLaw([[4, 1000], [8, 1000]]).degree).toBe(0);
+    const linear = sizeLaw([[4, 4096], [8, 8192 + 300], [12, 12_288]]);
+    expect([linear.degree, linear.at(16)]).toEqual([1, 16_384]);
+    const quadratic = sizeLaw([[256, 256 ** 2 * 2], [512, 512 ** 2 * 2], [1024, 1024 ** 2 * 2]]);
+    expect([quadratic.degree, quadratic.at(2048)]).toEqual([2, 2048 ** 2 * 2]);
+  });
+  test('no clean law: between the nearest recorded points, never below 0', () => {
+    const law = sizeLaw([[1, 100], [2, 9000], [3, 100], [4, 50_000]]);
+    expect(law.degree).toBeNull();
+    expect(law.at(2.5)).toBe(4550);
+    expect(sizeLaw([[4, 4096], [8, 1024]]).at(100)).toBe(0);
+  });
+});
+
+describe('largestFit', () => {
+  test('bisects to the boundary, and looks past a failing size that a fitting one follows', () => {
+    expect(largestFit((s) => s <= 23, 8, 1000).largest).toBe(23);
+    // Near a cap a larger size can fit where a smaller one did not.
+    const odd = largestFit((s) => s <= 20 || s === 22, 8, 1000);
+    expect([odd.largest, odd.firstFailing]).toEqual([22, 23]);
+    expect(largestFit(() => false, 8, 1000).largest).toBeNull();
+    expect(largestFit(() => true, 8, 100)).toMatchObject({ largest: 100, firstFailing: null });
+  });
+});
+
+describe('splitscope predict', () => {
+  const tmp = mkdtempSync(join(tmpdir(), 'splitscope-predict-'));
+  const cli = (...args: string[]) => spawnSync(process.execPath, ['bin/splitscope.mjs', ...args], { encoding: 'utf8' });
+  const inputs = [`4:${JOB}/rank_0.pickle.gz`, `8:${JOB}/rank_1.pickle.gz`];
+  beforeAll(() => {
+    expect(spawnSync(process.execPath, ['scripts/build-cli.mjs']).status).toBe(0);
+  });
+
+  test('--at prints replay --json for the predicted run, with the fit', () => {
+    const r = cli('predict', ...inputs, '--at', '12', '--json');
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    const real = JSON.parse(cli('replay', `${JOB}/rank_2.pickle.gz`, '--addresses', 'simulated', '--json').stdout);
+    for (const key of ['reserved_bytes.all.peak', 'allocated_bytes.all.peak', 'num_device_alloc']) expect([key, out.stats[key]]).toEqual([key, real.stats[key]]);
+    expect(out.ooms).toEqual([]);
+    expect(out.prediction).toMatchObject({ target: 12, skeleton: { name: 'rank_1.pickle.gz', size: 8 }, extrapolation: 1.5 });
+    const text = cli('predict', ...inputs, '--at', '12').stdout;
+    expect(text).toMatch(/^predicted: size 12, the requests of rank_1\.pickle\.gz \(size 8\)\naligned: {3}9\d\.\d% of the allocations with rank_0\.pickle\.gz/);
+    expect(text).toMatch(/extrapolated: 1\.50x beyond the recorded sizes/);
+  });
+
+  test('--fit finds the largest size whose predicted run fits the cap: that one fits, the next does not', () => {
+    const r = cli('predict', ...inputs, '--fit', '--capacity', '1.7GB', '--json');
+    expect(r.status).toBe(0);
+    const { fit } = JSON.parse(r.stdout);
+    expect(fit.largest).toBeGreaterThanOrEqual(8);
+    const ooms = (size: number) => JSON.parse(cli('predict', ...inputs, '--at', String(size), '--capacity', '1.7GB', '--json').stdout).ooms.length;
+    expect(ooms(fit.largest)).toBe(0);
+    expect(ooms(fit.first_failing)).toBeGreaterThan(0);
+    expect(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB').stdout).toMatch(new RegExp(`^largest size that fits under 1\\.58 GiB with the defaults: ${fit.largest} \\(${fit.first_failing} runs out of memory\\)`));
+  });
+
+  test('--out writes the predicted run as a snapshot that replays to the same figures', () => {
+    const out = join(tmp, 'predicted.pickle');
+    const r = cli('predict', ...inputs, '--at', '12', '--out', out, '--json');
+    expect(r.status).toBe(0);
+    const again = JSON.parse(cli('replay', out, '--json').stdout);
+    expect(again.stats['reserved_bytes.all.peak']).toBe(JSON.parse(r.stdout).stats['reserved_bytes.all.peak']);
+  });
+
+  test('mistakes are named: a recording without its size, one recording, --fit without a cap, two programs', () => {
+    expect(cli('predict', `${JOB}/rank_0.pickle.gz`, inputs[1]!, '--at', '12')).toMatchObject({ status: 2, stderr: expect.stringMatching(/SIZE:FILE/) });
+    expect(cli('predict', inputs[0]!, '--at', '12')).toMatchObject({ status: 2, stderr: expect.stringMatching(/two sizes or more/) });
+    expect(cli('predict', ...inputs, '--fit')).toMatchObject({ status: 2, stderr: expect.stringMatching(/--fit needs --capacity/) });
+    expect(cli('predict', ...inputs)).toMatchObject({ status: 2, stderr: expect.stringMatching(/either --at SIZE/) });
+    expect(cli('predict', inputs[0]!, '8:tests/fixtures/real/oom__default.pickle.gz', '--at', '12')).toMatchObject({ status: 1, stderr: expect.stringMatching(/do not look like one program/) });
+  });
+});
