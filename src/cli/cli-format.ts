@@ -3,6 +3,8 @@
 import { parseByteSize } from '../allocator/byte-size';
 import type { Capacity } from '../allocator/capacity';
 import { formatSize } from '../allocator/format-size';
+import { fragmentation } from '../trace/measures/fragmentation';
+import type { ReplayResult } from '../trace/replay/replay';
 
 /** A mistake on the command line: exit 2 with the message and a pointer to the usage. */
 export class UsageError extends Error {}
@@ -27,4 +29,24 @@ export const noteLine = (note: string): string => (note.startsWith('Inconsistent
 export function capacityOption(text: string | undefined): Capacity | null | undefined {
   if (text === undefined) return undefined;
   return text.trim().toLowerCase() === 'none' ? null : { kind: 'fraction', bytes: parseByteSize(text) };
+}
+
+/** A replay's OOMs as `--json` writes them. */
+export function oomsOf(result: ReplayResult): { request: number; size: number; message: string; why: string[] }[] {
+  return result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
+}
+
+/** What `replay` prints after its header, for any replay: notes, OOMs with why, memory_stats(), the fragmentation at the end. */
+export function printReplay(result: ReplayResult, notes: readonly string[]): void {
+  for (const note of notes) console.log(noteLine(note));
+  for (const o of result.ooms) {
+    console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
+    for (const line of o.why) console.log(`  why: ${line}`);
+  }
+  console.log(statsTable(result.stats));
+  const f = fragmentation(result.allocator);
+  console.log(
+    `at the end: reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
+      `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
+  );
 }

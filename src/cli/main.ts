@@ -21,7 +21,7 @@ import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } f
 import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { COMMANDS, OPTIONS } from './cli-options';
-import { capacityOption, noteLine, statsTable, UsageError } from './cli-format';
+import { capacityOption, noteLine, oomsOf, printReplay, statsTable, UsageError } from './cli-format';
 import { predictCommand } from './predict';
 import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
@@ -142,10 +142,9 @@ async function main(argv: string[]): Promise<number> {
     const exported = exportSnapshot(result, run.stream, { config: run.config, device: d, ...(details ? { sourceDetails: details } : {}) });
     writeFileSync(values.out, encodeSnapshotFile(exported, format));
   }
-  const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
   if (values.json) {
     for (const note of run.notes) console.error(noteLine(note));
-    console.log(JSON.stringify({ stats: result.stats, ooms }));
+    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result) }));
     return 0;
   }
   console.log(`config:    ${configToString(run.config) || '(defaults)'}${sameDecisions(run.config, run.recorded) ? ' (as recorded)' : ''}`);
@@ -153,17 +152,7 @@ async function main(argv: string[]): Promise<number> {
   console.log(`capacity:  ${cap ? `${formatSize(cap.bytes)} (${cap.kind === 'fraction' ? 'memory fraction cap' : 'device memory'}${run.inferredCap ? ', inferred from the recorded OOM' : ''})` : 'none'}`);
   console.log(`addresses: ${run.addresses}`);
   console.log(`requests:  ${run.stream.length}   trace events: ${result.events.length}`);
-  for (const note of run.notes) console.log(noteLine(note));
-  for (const o of ooms) {
-    console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
-    for (const line of o.why) console.log(`  why: ${line}`);
-  }
-  console.log(statsTable(result.stats));
-  const f = fragmentation(result.allocator);
-  console.log(
-    `at the end: reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
-      `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
-  );
+  printReplay(result, run.notes);
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;
 }

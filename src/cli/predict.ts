@@ -9,7 +9,6 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { allocationStacks } from '../trace/measures/allocation-stacks';
-import { fragmentation } from '../trace/measures/fragmentation';
 import { largestFit } from '../trace/predict/largest-fit';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { replay } from '../trace/replay/replay';
@@ -17,7 +16,7 @@ import { replayNotes, planSnapshotReplay } from '../trace/replay/replay-snapshot
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
 import { recordedConfig } from '../trace/snapshot/recorded-config';
-import { capacityOption, noteLine, statsTable, UsageError } from './cli-format';
+import { capacityOption, noteLine, oomsOf, printReplay, UsageError } from './cli-format';
 
 export interface PredictOptions {
   at?: string;
@@ -87,7 +86,6 @@ export async function predictCommand(positionals: readonly string[], options: Pr
   const prediction = predictor.at(target);
   const result = run(prediction.stream, options.out !== undefined);
   if (options.out) writeFileSync(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'));
-  const ooms = result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
   const notes = [...prediction.stream.notes, ...replayNotes(result)];
   const quality = {
     target,
@@ -99,21 +97,11 @@ export async function predictCommand(positionals: readonly string[], options: Pr
   };
   if (options.json) {
     for (const note of notes) console.error(noteLine(note));
-    console.log(JSON.stringify({ stats: result.stats, ooms, prediction: quality }));
+    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), prediction: quality }));
     return 0;
   }
   printPrediction(prediction, config, capacity);
-  for (const note of notes) console.log(noteLine(note));
-  for (const o of ooms) {
-    console.log(`OOM at request ${o.request} (${o.size} bytes): ${o.message}`);
-    for (const line of o.why) console.log(`  why: ${line}`);
-  }
-  console.log(statsTable(result.stats));
-  const f = fragmentation(result.allocator);
-  console.log(
-    `at the end: reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
-      `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
-  );
+  printReplay(result, notes);
   if (options.out) console.log(`wrote ${options.out}`);
   return 0;
 }
