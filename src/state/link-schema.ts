@@ -24,6 +24,8 @@ export const linkSourceSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('workload'), id: z.string().max(64), params: z.record(z.string().max(64), finite) }),
   z.object({ kind: z.literal('sample') }),
   linkFileSchema,
+  /** A predicted run: the recordings it is predicted from, each with the size it ran at (the size predicted is the settings'). */
+  z.object({ kind: z.literal('prediction'), recordings: z.array(z.object({ size: finite.positive(), file: linkFileSchema })).min(2).max(8) }),
 ]);
 export type LinkSource = z.infer<typeof linkSourceSchema>;
 

@@ -10,7 +10,7 @@ import type { SourceKey } from '../worker/replay-settings';
 import { derived } from './derived';
 import { callWorker } from './replay-client';
 import { currentKey, useSession } from './session-store';
-import { sourceKeyOf } from './view-key';
+import { sourceKeyOf, sourceParts } from './view-key';
 
 export interface SearchResult {
   query: SearchQuery | null;
@@ -25,7 +25,7 @@ export const useSearch = create<{ input: string }>()(() => ({ input: '' }));
 
 export function searchQuery(key: SourceKey, input: string) {
   return queryOptions({
-    queryKey: ['search', key.source, key.device ?? 0, input],
+    queryKey: ['search', key.source, ...sourceParts(key), input],
     queryFn: async (): Promise<SearchResult> => {
       const { query, matches } = await callWorker((w) => w.search(key, input));
       return { query, requests: matches.requests, ids: matches.ids ? new Set(matches.ids) : null };

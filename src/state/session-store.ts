@@ -18,9 +18,9 @@ import type { ReplaySettings, SourceKey, ViewKey } from '../worker/replay-settin
 import { derived, forgetOtherSources, isSuperseded } from './derived';
 import { toBase64Url } from './link-codec';
 import { hashFile } from './hash-client';
-import { DEFAULT_LOOK, MAX_EMBEDDED_FILE_BYTES, type LinkSource, type MapZoom, type PanelId, type ViewLook } from './link-schema';
+import { DEFAULT_LOOK, MAX_EMBEDDED_FILE_BYTES, type LinkFile, type LinkSource, type MapZoom, type PanelId, type ViewLook } from './link-schema';
 import { callWorker, callback, moved, onWorkerBusy, workerBusy, workerIdle } from './replay-client';
-import { keyFromId, keyId, keyOf, sourceKeyOf } from './view-key';
+import { keyFromId, keyId, keyOf, sourceKeyOf, sourceParts } from './view-key';
 
 /** Settings and cursor a source opens with (a share link's), instead of its own and the first OOM or the end. */
 export interface OpenAt {
@@ -69,8 +69,8 @@ interface SessionState {
   sourceId: number;
   /** A source opened as recorded while the last one ran under other settings: those, to apply again if wanted. */
   carried: { from: string; settings: ReplaySettings } | null;
-  /** A share link names a file too large to travel in it: nothing is shown until that file is opened. */
-  awaiting: { name: string } | null;
+  /** A share link names a file too large to travel in it (or a prediction's recordings): nothing is shown until it is opened. */
+  awaiting: { name: string; prediction?: boolean } | null;
   /** Configs compared side by side over the source (the comparison is open), '' for the defaults. */
   compare: string[] | null;
   look: ViewLook;
@@ -94,6 +94,10 @@ interface SessionState {
   openBytes(name: string, bytes: ArrayBuffer, at?: OpenAt): Promise<void>;
   openSample(at?: OpenAt): Promise<void>;
   openWorkload(id: string, params?: Record<string, number>, at?: OpenAt): void;
+  /** A predicted run: recordings of one program at two sizes or more (each with the size it ran at), at `size`. */
+  openPrediction(recordings: { name: string; size: number; data: Blob | ArrayBuffer }[], size: number, at?: OpenAt): Promise<void>;
+  /** A prediction's size (a batch, a sequence length). */
+  setSize(size: number): void;
   dismissError(): void;
   dismissCarried(): void;
 }
@@ -123,7 +127,8 @@ export function useViewKey(): ViewKey {
 export function useSourceKey(): SourceKey {
   const source = useSession((s) => s.sourceId);
   const device = useSession((s) => s.settings.device ?? 0);
-  return useMemo(() => ({ source, ...(device ? { device } : {}) }), [source, device]);
+  const size = useSession((s) => s.settings.size);
+  return useMemo(() => ({ source, ...(device ? { device } : {}), ...(size !== undefined ? { size } : {}) }), [source, device, size]);
 }
 
 const keys = new Map<string, ViewKey>();
@@ -258,7 +263,7 @@ export async function whenIdle(): Promise<void> {
  * once, by identity.
  */
 export function streamOf(key: SourceKey): Promise<RequestStream> {
-  return derived.fetchQuery({ queryKey: ['stream', key.source, key.device ?? 0], queryFn: () => callWorker((w) => w.stream(key)), gcTime: Infinity });
+  return derived.fetchQuery({ queryKey: ['stream', key.source, ...sourceParts(key)], queryFn: () => callWorker((w) => w.stream(key)), gcTime: Infinity });
 }
 
 /** The replay on screen as a PyTorch snapshot file. */
@@ -273,7 +278,7 @@ export function allocationFrames(id: number): Promise<string[]> {
   const summary = useSession.getState().summary;
   if (!summary) return Promise.resolve([]);
   const key = sourceKeyOf(summary.key);
-  return derived.fetchQuery({ queryKey: ['frames', key.source, key.device ?? 0, id], queryFn: () => callWorker((w) => w.frames(key, id)), gcTime: 60_000 });
+  return derived.fetchQuery({ queryKey: ['frames', key.source, ...sourceParts(key), id], queryFn: () => callWorker((w) => w.frames(key, id)), gcTime: 60_000 });
 }
 
 /** A file's hash on its way (whenIdle waits for it: the share link needs it), and its stop. */
@@ -302,11 +307,12 @@ export function onNewSource(listen: (fromLink: boolean) => void): void {
  * share link says otherwise; what belonged to the last source (its config, comparison, inserted calls,
  * zoom) is cleared, and a config the last source ran under is offered to apply again.
  */
-function showNewSource(name: string, link: LinkSource | null, at: OpenAt | undefined, id: number): void {
+function showNewSource(name: string, link: LinkSource | null, at: OpenAt | undefined, id: number, size?: number): void {
   // The last file's hash, if still running, is of no use now and would take a core from this source.
   stopHashing?.abort();
   const before = useSession.getState();
-  const settings = at?.settings ?? AS_RECORDED;
+  // A prediction opens at the size asked for (its settings carry it: a size is part of the view key).
+  const settings = at?.settings ?? (size !== undefined ? { ...AS_RECORDED, size } : AS_RECORDED);
   const lastSettings = { conf: before.settings.conf, capacityBytes: before.settings.capacityBytes };
   const carried =
     !at && before.summary && id !== before.sourceId && (lastSettings.conf !== null || lastSettings.capacityBytes !== null)
@@ -324,7 +330,7 @@ function showNewSource(name: string, link: LinkSource | null, at: OpenAt | undef
  * Opens a source in the worker (`start`), then shows it; a source that fails to open changes nothing.
  * Its link and where it opens are known once it opened.
  */
-async function openSource(name: string, id: number, start: () => Promise<string>, link: () => LinkSource | null, at: () => OpenAt | undefined): Promise<boolean> {
+async function openSource(name: string, id: number, start: () => Promise<string>, link: () => LinkSource | null, at: () => OpenAt | undefined, size?: number): Promise<boolean> {
   // The source on screen stops playing: its seeks and frames took both cores from the open (random-s3,
   // 46 MB, opened while the built-in workload played: 0.75-1.2 s to the first view; stopped: 0.5 s).
   useSession.setState({ opening: true, playing: false });
@@ -334,7 +340,7 @@ async function openSource(name: string, id: number, start: () => Promise<string>
     useSession.setState({ error: `${name}: ${message(e)}`, progress: null, opening: false });
     return false;
   }
-  showNewSource(name, link(), at(), id); // its replay ends `opening`
+  showNewSource(name, link(), at(), id, size); // its replay ends `opening`
   return true;
 }
 
@@ -545,6 +551,44 @@ export const useSession = create<SessionState>()((set, get) => ({
   },
   dismissCarried() {
     set({ carried: null });
+  },
+  async openPrediction(recordings, size, at) {
+    set({ error: null, progress: 0 });
+    // The link names each recording by its SHA-256, with the file inside when it is small enough.
+    const files: { name: string; size: number; file: Blob | ArrayBuffer }[] = [];
+    const linked: { size: number; file: LinkFile }[] = [];
+    for (const r of recordings) {
+      const small = r.data instanceof Blob ? r.data.size <= MAX_EMBEDDED_FILE_BYTES : r.data.byteLength <= MAX_EMBEDDED_FILE_BYTES;
+      const bytes = small ? (r.data instanceof Blob ? await r.data.arrayBuffer() : r.data) : null;
+      const sha256 = bytes ? sha256Hex(new Uint8Array(bytes)) : await hashFile(r.data as Blob);
+      linked.push({ size: r.size, file: bytes ? { kind: 'file', name: r.name, sha256, data: toBase64Url(new Uint8Array(bytes)) } : { kind: 'file', name: r.name, sha256 } });
+      files.push({ name: r.name, size: r.size, file: bytes ? bytes.slice(0) : r.data });
+    }
+    const link: LinkSource = { kind: 'prediction', recordings: linked };
+    const id = idFor(link);
+    let opened = false;
+    const onProgress = callback((fraction: number) => {
+      if (!opened) useSession.setState({ progress: fraction });
+    });
+    await openSource(
+      'the prediction',
+      id,
+      async () => {
+        try {
+          return await callWorker((w) => w.openPrediction(files.map((f) => (f.file instanceof ArrayBuffer ? { ...f, file: moved(f.file, [f.file]) } : f)), size, onProgress, id));
+        } finally {
+          opened = true;
+        }
+      },
+      () => link,
+      () => at,
+      size,
+    );
+  },
+  setSize(size) {
+    if (get().settings.size === undefined || !(size > 0)) return;
+    set({ settings: { ...get().settings, size } });
+    replayCurrent();
   },
   openWorkload(workload, params = {}, at) {
     set({ error: null });

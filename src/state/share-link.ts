@@ -42,6 +42,7 @@ export function linkState(): LinkState | null {
     cursor: atEnd ? null : s.cursor,
     ...(applied.device ? { device: applied.device } : {}),
     ...insertedCallsOf(applied),
+    ...(applied.size !== undefined ? { size: applied.size } : {}),
     ...(s.look.zoom ? { zoom: s.look.zoom } : {}),
     ...(s.look.pinned !== null ? { pinned: s.look.pinned } : {}),
     ...(s.look.panels.join() !== DEFAULT_LOOK.panels.join() ? { panels: s.look.panels } : {}),
@@ -72,6 +73,7 @@ function openAtOf(state: LinkState, problems: string[]): OpenAt {
     capacityBytes: state.capacityBytes,
     ...(state.device ? { device: state.device } : {}),
     ...insertedCallsOf(state),
+    ...(state.size !== undefined ? { size: state.size } : {}),
   };
   let compare = state.compare ?? null;
   const bad = compare?.map((c) => [c, configRefusal(c)] as const).find(([, r]) => r !== null);
@@ -90,7 +92,21 @@ async function apply(state: LinkState, problems: string[]): Promise<void> {
   const source = state.source;
   if (source.kind === 'workload') session.openWorkload(source.id, source.params, at);
   else if (source.kind === 'sample') await session.openSample(at);
-  else if (source.data !== undefined) {
+  else if (source.kind === 'prediction') {
+    const absent = source.recordings.filter((r) => r.file.data === undefined);
+    if (absent.length > 0) {
+      // Nothing of another source is shown under this link's settings: the page says what to open.
+      const sizes = source.recordings.map((r) => `${r.file.name} at ${r.size}`).join(', ');
+      useSession.setState({ awaiting: { name: `a run predicted from ${sizes} (${absent.map((r) => r.file.name).join(' and ')} too large to travel in a link)`, prediction: true } });
+      return;
+    }
+    const recordings = source.recordings.map((r) => {
+      const bytes = fromBase64Url(r.file.data!);
+      if (sha256Hex(bytes) !== r.file.sha256) throw new LinkError(`The snapshot embedded in this link (${r.file.name}) does not match its hash: the link was altered.`);
+      return { name: r.file.name, size: r.size, data: bytes.buffer as ArrayBuffer };
+    });
+    await session.openPrediction(recordings, at.settings.size ?? source.recordings[0]!.size, at);
+  } else if (source.data !== undefined) {
     const bytes = fromBase64Url(source.data);
     if (sha256Hex(bytes) !== source.sha256) throw new LinkError(`The snapshot embedded in this link (${source.name}) does not match its hash: the link was altered.`);
     await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);

@@ -13,6 +13,7 @@ export function keyOf(source: number, settings: ReplaySettings): ViewKey {
     ...(settings.device ? { device: settings.device } : {}),
     ...(settings.emptyCacheAfter?.length ? { emptyCacheAfter: settings.emptyCacheAfter } : {}),
     ...(settings.resetPeakAfter?.length ? { resetPeakAfter: settings.resetPeakAfter } : {}),
+    ...(settings.size !== undefined ? { size: settings.size } : {}),
   };
 }
 
@@ -20,16 +21,21 @@ export function keyOf(source: number, settings: ReplaySettings): ViewKey {
 export function keyId(key: ViewKey | SourceKey | null | undefined): string {
   if (!key) return '';
   const k = key as ViewKey;
-  return JSON.stringify([k.source, k.conf ?? null, k.capacityBytes ?? null, k.device ?? 0, k.emptyCacheAfter ?? [], k.resetPeakAfter ?? []]);
+  return JSON.stringify([k.source, k.conf ?? null, k.capacityBytes ?? null, k.device ?? 0, k.emptyCacheAfter ?? [], k.resetPeakAfter ?? [], k.size ?? null]);
+}
+
+/** A source key's parts after the source, for a query key (which names the source second: derived.ts). */
+export function sourceParts(key: SourceKey): [number, number | null] {
+  return [key.device ?? 0, key.size ?? null];
 }
 
 /** The source and device part of a key (what a search, the event list and the time axis depend on). */
 export function sourceKeyOf(key: ViewKey): SourceKey {
-  return { source: key.source, ...(key.device ? { device: key.device } : {}) };
+  return { source: key.source, ...(key.device ? { device: key.device } : {}), ...(key.size !== undefined ? { size: key.size } : {}) };
 }
 
 /** The key an id was made from. */
 export function keyFromId(id: string): ViewKey {
-  const [source, conf, capacityBytes, device, emptyCacheAfter, resetPeakAfter] = JSON.parse(id) as [number, string | null, number | null, number, number[], number[]];
-  return keyOf(source, { conf, capacityBytes, device, emptyCacheAfter, resetPeakAfter });
+  const [source, conf, capacityBytes, device, emptyCacheAfter, resetPeakAfter, size] = JSON.parse(id) as [number, string | null, number | null, number, number[], number[], number | null];
+  return keyOf(source, { conf, capacityBytes, device, emptyCacheAfter, resetPeakAfter, ...(size !== null ? { size } : {}) });
 }

@@ -23,6 +23,7 @@ import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
 import { OomBox } from './OomBox';
+import { PredictDialog } from './PredictDialog';
 import { useDelayed } from './use-delayed';
 
 const SAMPLE = 'sample';
@@ -49,6 +50,7 @@ export function App() {
   const sourceId = useId();
   const deviceId = useId();
   const [dragging, setDragging] = useState(false);
+  const [predictFiles, setPredictFiles] = useState<File[] | null>(null);
   useEffect(startOnce, []);
   const sourceValue = summary?.sourceKind === 'workload' ? (WORKLOADS.find((w) => summary.source.startsWith(w.name))?.id ?? '') : summary?.source === SAMPLE_NAME ? SAMPLE : 'file';
 
@@ -129,11 +131,22 @@ export function App() {
       )}
       {awaiting && (
         <div className="awaiting" role="alert">
-          <p>
-            This link shows <b>{awaiting.name}</b>, which is too large to travel inside a link. Open that file to see the view it shares (it never
-            leaves this machine); nothing else is shown meanwhile.
-          </p>
-          <FileButton label={`Open ${awaiting.name}…`} onFiles={([file]) => void openFile(file!)} />
+          {awaiting.prediction ? (
+            <>
+              <p>
+                This link shows <b>{awaiting.name}</b>. Choose those recordings to see it (they never leave this machine); nothing else is shown meanwhile.
+              </p>
+              <FileButton label="Predict another size…" multiple onFiles={(files) => setPredictFiles(files)} />
+            </>
+          ) : (
+            <>
+              <p>
+                This link shows <b>{awaiting.name}</b>, which is too large to travel inside a link. Open that file to see the view it shares (it never
+                leaves this machine); nothing else is shown meanwhile.
+              </p>
+              <FileButton label={`Open ${awaiting.name}…`} onFiles={([file]) => void openFile(file!)} />
+            </>
+          )}
         </div>
       )}
       <div className="layout">
@@ -143,6 +156,7 @@ export function App() {
           <StatsPanel />
         </aside>
         <main className="main">
+          {predictFiles && <PredictDialog files={predictFiles} onClose={() => setPredictFiles(null)} />}
           {summary && (
             <p className="source-line">
               <strong>{summary.source}</strong>
@@ -158,6 +172,7 @@ export function App() {
                   Compare configs…
                 </button>
               )}
+              <FileButton label="Predict another size…" multiple onFiles={(files) => setPredictFiles(files)} />
             </div>
           )}
           {summary && <OomBox />}

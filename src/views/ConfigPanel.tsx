@@ -15,6 +15,7 @@ import { adviseMaxSplit } from '../trace/sweep/sweep-advice';
 import type { SweepRow } from '../trace/sweep/sweep';
 import { CapacityControl } from './CapacityControl';
 import { CarriedNote } from './CarriedNote';
+import { SizeControl } from './SizeControl';
 import { GLOSSARY } from './glossary';
 import { MaxSplitSlider } from './MaxSplitSlider';
 import { useSweep } from './use-sweep';
@@ -82,6 +83,7 @@ export function ConfigPanel() {
     <section className="config" aria-label="Config">
       <h2>Config</h2>
       <CarriedNote />
+      {summary?.prediction && <SizeControl facts={summary.prediction} cap={summary.capacity?.kind === 'fraction' ? summary.capacity.bytes : null} />}
       {steps && (
         <MaxSplitSlider
           valueMiB={Number.isFinite(maxSplit) ? maxSplit / MiB : null}

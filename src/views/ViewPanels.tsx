@@ -6,6 +6,7 @@ import { callWorker } from '../state/replay-client';
 import { allocationFrames, useSession, useSourceKey } from '../state/session-store';
 import { searchQuery, useSearch } from '../state/search-store';
 import { idsOf, useStacks } from '../state/stack-store';
+import { sourceParts } from '../state/view-key';
 import { useSelectionSeries, useStackTree } from './use-stacks';
 import { blockMatches } from '../trace/measures/event-search';
 import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
@@ -37,9 +38,9 @@ export function ViewPanels() {
   );
   const sourceKey = useSourceKey();
   // The trace's own time axis and phases: the same under every config, one per source and device.
-  const axis = useQuery({ queryKey: ['axis', sourceKey.source, sourceKey.device ?? 0], queryFn: () => callWorker((w) => w.timeAxis(sourceKey)) }).data;
+  const axis = useQuery({ queryKey: ['axis', sourceKey.source, ...sourceParts(sourceKey)], queryFn: () => callWorker((w) => w.timeAxis(sourceKey)) }).data;
   const [wantTime, setWantTime] = useState(false);
-  const time = useQuery({ queryKey: ['times', sourceKey.source, sourceKey.device ?? 0], queryFn: () => callWorker((w) => w.requestTimes(sourceKey)), enabled: wantTime && (axis?.timed ?? false) }).data ?? null;
+  const time = useQuery({ queryKey: ['times', sourceKey.source, ...sourceParts(sourceKey)], queryFn: () => callWorker((w) => w.requestTimes(sourceKey)), enabled: wantTime && (axis?.timed ?? false) }).data ?? null;
   // A stack view's selection, while its panel is open: its blocks marked, its bytes drawn.
   const stacksOpen = look.panels.includes('stacks');
   const selection = useStacks((s) => s.selection);

@@ -42,6 +42,20 @@ export interface ReplaySummary {
   ownPeakReserved: number;
   /** How much of the program the recording covers (what a verdict may say). */
   coverage: Coverage;
+  /** A predicted run: its size and how it was predicted. */
+  prediction?: PredictionFacts;
+}
+
+/** How a predicted run was made (trace/predict/predict-stream.ts's Prediction, less the stream). */
+export interface PredictionFacts {
+  size: number;
+  /** The recordings' sizes. */
+  sizes: number[];
+  skeleton: { name: string; size: number };
+  aligned: { name: string; size: number; share: number }[];
+  laws: { constant: number; linear: number; quadratic: number; unclean: number; unaligned: number };
+  uncleanSites: { site: string; allocations: number }[];
+  extrapolation: number | null;
 }
 
 /** Per-request series of a whole replay, for the timeline. */

@@ -15,6 +15,8 @@ export const replaySettingsSchema = z.object({
   emptyCacheAfter: requestIndices.optional(),
   /** ... and torch.cuda.reset_peak_memory_stats() (after empty_cache where both are given). */
   resetPeakAfter: requestIndices.optional(),
+  /** A predicted run's size (a batch, a sequence length: trace/predict); only a prediction has one. */
+  size: z.number().positive().max(1e12).optional(),
 });
 
 /** Null fields take the source's own (recorded config, no cap). */
@@ -40,5 +42,6 @@ export interface ViewKey extends ReplaySettings {
 /** The name of the error the worker answers a call for a source it no longer holds with. */
 export const SUPERSEDED = 'SupersededError';
 
-/** What a call about the source alone names: the source and the device whose trace it reads. */
-export type SourceKey = Pick<ViewKey, 'source' | 'device'>;
+/** What a call about the source alone names: the source, the device whose trace it reads, and a
+ * prediction's size (its requests change with it). */
+export type SourceKey = Pick<ViewKey, 'source' | 'device' | 'size'>;

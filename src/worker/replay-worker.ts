@@ -27,10 +27,11 @@ import { decodeSnapshotBlob } from '../trace/snapshot/snapshot-blob';
 import { decodeSnapshotForReplay, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { workloadById } from '../trace/stream/workloads';
 import { expose, transfer } from 'comlink';
-import type { CompareRun, CursorView, ReplaySummary, ReplayTimeline } from './replay-protocol';
+import type { CompareRun, CursorView, PredictionFacts, ReplaySummary, ReplayTimeline } from './replay-protocol';
 import { canShare, sharedStream } from './shared-stream';
 import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type ViewKey } from './replay-settings';
 import { coverageOf } from '../trace/replay/coverage';
+import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 
 interface Source {
   /** The page's id for it: every call names the source it is for (ViewKey.source). */
@@ -49,8 +50,19 @@ interface Source {
   stacks: AllocationStacks | null;
   /** For each entry of the device's trace, the request it belongs to (built for the event list or a search). */
   requestOf: Int32Array | null;
-  /** Peak reserved memory under the source's own config, by device (the max_split slider's top). */
-  ownPeak: Map<number, number>;
+  /** Peak reserved memory under the source's own config, by device and predicted size (the max_split slider's top). */
+  ownPeak: Map<string, number>;
+  /** A predicted run (trace/predict): its recordings, and the size `stream` was predicted at. */
+  prediction: PredictionSource | null;
+}
+
+interface PredictionSource {
+  predictor: SizePredictor;
+  /** Each recording's snapshot and traces, by name (the skeleton's give the stacks). */
+  recordings: Map<string, { snapshot: Snapshot; traces: TraceColumns[] }>;
+  /** The size `stream` holds, and how it was predicted. */
+  size: number;
+  last: Prediction | null;
 }
 
 let source: Source | null = null;
@@ -62,7 +74,7 @@ let last: { id: string; source: Source; end: CachingAllocator } | null = null;
 
 /** A source-free identity of settings (what cursors, OOMs and the last replay are kept by). */
 const settingsId = (s: ReplaySettings): string =>
-  JSON.stringify([s.conf, s.capacityBytes, s.device ?? 0, s.emptyCacheAfter ?? [], s.resetPeakAfter ?? []]);
+  JSON.stringify([s.conf, s.capacityBytes, s.device ?? 0, s.emptyCacheAfter ?? [], s.resetPeakAfter ?? [], s.size ?? null]);
 
 /** The settings of a key, without its source. */
 function settingsOf(key: ViewKey): ReplaySettings {
@@ -87,7 +99,10 @@ function theSource(id: number): Source {
 /** The open source `key` names, its stream planned for the key's device. */
 function sourceFor(key: SourceKey): Source {
   const s = theSource(key.source);
-  if ((key.device ?? 0) !== s.device) plan({ ...settings, device: key.device ?? 0 });
+  const size = key.size ?? s.prediction?.size;
+  if ((key.device ?? 0) !== s.device || (s.prediction && size !== s.prediction.size)) {
+    plan({ ...settings, device: key.device ?? 0, ...(size !== undefined ? { size } : {}) });
+  }
   return s;
 }
 
@@ -113,16 +128,17 @@ function oomsOf(at: ReplaySettings): Map<number, ReplayOom> {
 
 /** Peak reserved memory of the source under its own config and cap (the slider's top does not move with the config). */
 function ownPeak(s: Source, device: number, shown: ReplaySettings, shownPeak: number): number {
-  let peak = s.ownPeak.get(device);
+  const at = `${device}/${shown.size ?? ''}`;
+  let peak = s.ownPeak.get(at);
   if (peak === undefined) {
-    const own: ReplaySettings = { conf: null, capacityBytes: null, device };
+    const own: ReplaySettings = { conf: null, capacityBytes: null, device, ...(shown.size !== undefined ? { size: shown.size } : {}) };
     if (settingsId(shown) === settingsId(own)) peak = shownPeak;
     else {
       const { stream, options } = plan(own);
       peak = replay(stream, { ...options, statsOnly: true }).atPeak.reserved;
       plan(shown);
     }
-    s.ownPeak.set(device, peak);
+    s.ownPeak.set(at, peak);
   }
   return peak;
 }
@@ -160,10 +176,13 @@ function plan(at: ReplaySettings): { stream: RequestStream; options: ReplayOptio
       oomMaps.clear();
       last = null;
     }
+    if (source.prediction) predictAt(source, source.prediction, settings.size ?? source.prediction.size);
     const p = planSnapshotReplay(source.snapshot, {
       ...(settings.conf !== null ? { conf: settings.conf } : {}),
       ...(capacity ? { capacity } : {}),
       ...(source.stream ? { stream: source.stream } : {}),
+      // A predicted run's segments: placed by the driver model (the recordings' addresses belong to their sizes).
+      ...(source.prediction ? { addresses: 'simulated' as const } : {}),
       ...(source.traces[device] ? { trace: source.traces[device] } : {}),
       ...insertedCalls,
       device,
@@ -185,11 +204,13 @@ function plan(at: ReplaySettings): { stream: RequestStream; options: ReplayOptio
         recordedEmptyCache: [...p.stream.recordedEmptyCache],
         addresses: p.addresses,
         requests: p.stream.length,
-        recordedEvents: source.traces[device]?.length ?? 0,
+        // A predicted run's entries would be the skeleton's, at its own sizes: none are listed.
+        recordedEvents: source.prediction ? 0 : (source.traces[device]?.length ?? 0),
         device,
         devices,
         stepStarts: [],
         notes: p.notes,
+        ...(source.prediction ? { prediction: predictionFacts(source.prediction) } : {}),
       },
     };
   }
@@ -216,6 +237,37 @@ function plan(at: ReplaySettings): { stream: RequestStream; options: ReplayOptio
       stepStarts: [...stream.stepStarts],
       notes: [...parsed.warnings, ...stream.notes],
     },
+  };
+}
+
+/** The source's stream at `size`: predicted once per size asked for; a new skeleton brings its own stacks. */
+function predictAt(s: Source, p: PredictionSource, size: number): void {
+  if (p.last && p.size === size && s.stream) return;
+  const prediction = p.predictor.at(size);
+  const skeleton = p.recordings.get(prediction.skeleton.name)!;
+  if (skeleton.snapshot !== s.snapshot) {
+    s.snapshot = skeleton.snapshot;
+    s.traces = skeleton.traces;
+    s.stacks = null;
+    s.requestOf = null;
+  }
+  s.stream = canShare() ? sharedStream(prediction.stream) : prediction.stream;
+  s.allocIndex = null;
+  p.size = size;
+  p.last = prediction;
+}
+
+/** What the page says of a prediction: the recordings' sizes, and how the sizes were fitted. */
+function predictionFacts(p: PredictionSource): PredictionFacts {
+  const last = p.last!;
+  return {
+    size: p.size,
+    sizes: [...p.predictor.sizes],
+    skeleton: last.skeleton,
+    aligned: last.aligned,
+    laws: last.laws,
+    uncleanSites: last.uncleanSites.slice(0, 10),
+    extrapolation: last.extrapolation,
   };
 }
 
@@ -389,7 +441,51 @@ const api = {
   async open(name: string, file: Blob | ArrayBuffer, onProgress: (fraction: number) => void, id: number): Promise<void> {
     const options = { onProgress, details: true };
     const { snapshot, traces } = file instanceof Blob ? await decodeSnapshotBlob(file, options) : decodeSnapshotForReplay(new Uint8Array(file), options);
-    adopt({ id, name, snapshot, traces, stream: null, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map() });
+    adopt({ id, name, snapshot, traces, stream: null, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map(), prediction: null });
+  },
+
+  /**
+   * A predicted run becomes the source: recordings of one program at two sizes or more (each a file or
+   * its bytes, and the size it ran at), predicted at `size` (trace/predict). Refused, changing nothing,
+   * when the recordings are not one program.
+   */
+  async openPrediction(files: { name: string; size: number; file: Blob | ArrayBuffer }[], size: number, onProgress: (fraction: number) => void, id: number): Promise<string> {
+    const recordings: SizedRecording[] = [];
+    const held = new Map<string, { snapshot: Snapshot; traces: TraceColumns[] }>();
+    for (const [k, f] of files.entries()) {
+      const options = { onProgress: (x: number) => onProgress((k + x) / files.length), details: true };
+      let read;
+      try {
+        read = f.file instanceof Blob ? await decodeSnapshotBlob(f.file, options) : decodeSnapshotForReplay(new Uint8Array(f.file), options);
+      } catch (e) {
+        throw new Error(`${f.name}: ${(e as Error).message}`);
+      }
+      const { snapshot, traces } = read;
+      const stream = planSnapshotReplay(snapshot, { ...(traces[0] ? { trace: traces[0] } : {}) }).stream;
+      if (held.has(f.name)) throw new Error(`Two recordings are named ${f.name}: give each file its own name.`);
+      held.set(f.name, { snapshot, traces });
+      recordings.push({ name: f.name, size: f.size, stream, stacks: allocationStacks(stream, traces[0]?.details, snapshot) });
+    }
+    const predictor = new SizePredictor(recordings);
+    const first = held.get(recordings[0]!.name)!;
+    const name = `${recordings.map((r) => r.name).join(' + ')}, predicted`;
+    const prediction: PredictionSource = { predictor, recordings: held, size, last: null };
+    adopt({ id, name, snapshot: first.snapshot, traces: first.traces, stream: null, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map(), prediction });
+    return name;
+  },
+
+  /** Peak reserved and allocated memory and the first OOM of the predicted run at each of `sizes`, under the rest of `key`. */
+  predictionCurve(key: ViewKey, sizes: number[]): { size: number; peakReserved: number; peakAllocated: number; firstOom: number | null }[] {
+    const s = theSource(key.source);
+    if (!s.prediction) throw new Error('This source is no prediction.');
+    const rows = sizes.map((size) => {
+      const { stream, options } = plan({ ...settingsOf(key), size });
+      const { stats, ooms } = replay(stream, { ...options, statsOnly: true });
+      return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom: ooms[0]?.request ?? null };
+    });
+    // The stream goes back to the key's own size (seeks and stacks read it).
+    plan(settingsOf(key));
+    return rows;
   },
 
   /** A built-in workload becomes the source. */
@@ -398,7 +494,7 @@ const api = {
     if (!workload) throw new Error(`There is no built-in workload "${workloadId}".`);
     const stream = sharedStream(workload.generate(params));
     const name = `${workload.name} (built-in workload)`;
-    adopt({ id, name, snapshot: null, traces: [], stream, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map() });
+    adopt({ id, name, snapshot: null, traces: [], stream, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map(), prediction: null });
     return name;
   },
 

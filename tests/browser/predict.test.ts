@@ -1,0 +1,94 @@
+// A predicted run in the page: "Predict another size…" takes recordings of one program at two sizes
+// (the job's ranks: a small Llama at batches 4 and 8, the sizes read from the names given), opens the
+// run at batch 12 as a source with the figures `splitscope predict` gives, its size slider and chart
+// follow the CLI at other sizes, and its link opens the same view in a fresh page.
+import { execFileSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { expect, test } from 'vitest';
+import { openPage, SHOTS as shots } from './open-page';
+
+const session = openPage();
+const JOB = 'tests/fixtures/job';
+type Stats = Record<string, number>;
+const ready = () => session.page.evaluate<void>('window.splitscope.ready()');
+const stats = () => session.page.evaluate<Stats>('window.splitscope.stats()');
+
+function cli(...args: string[]): { stats: Stats; ooms: { request: number }[] } {
+  return JSON.parse(execFileSync(process.execPath, ['bin/splitscope.mjs', 'predict', `4:${JOB}/rank_0.pickle.gz`, `8:${JOB}/rank_1.pickle.gz`, ...args, '--json'], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] }));
+}
+
+/** The ranks under names that say their batch. */
+const recordings = [
+  { name: 'llama_b4.pickle.gz', mimeType: 'application/gzip', buffer: readFileSync(`${JOB}/rank_0.pickle.gz`) },
+  { name: 'llama_b8.pickle.gz', mimeType: 'application/gzip', buffer: readFileSync(`${JOB}/rank_1.pickle.gz`) },
+];
+
+test('two recordings and a size in, the predicted run out, with the figures of splitscope predict', async () => {
+  const page = session.page;
+  await ready();
+  await page.locator('.main-actions input[type=file]').setInputFiles(recordings);
+  const dialog = page.getByRole('region', { name: 'Predict another size' });
+  // The sizes come from the names; the target defaults to twice the largest.
+  expect(await dialog.getByLabel('Size of llama_b4.pickle.gz').inputValue()).toBe('4');
+  expect(await dialog.getByLabel('Size of llama_b8.pickle.gz').inputValue()).toBe('8');
+  await dialog.getByLabel('size to predict').fill('12');
+  await dialog.getByRole('button', { name: 'Predict' }).click();
+  await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent.includes('predicted')`, undefined, { timeout: 60_000 });
+  await ready();
+  await page.evaluate('window.splitscope.seek(1e9)');
+  await ready();
+  expect(await stats()).toEqual(cli('--at', '12').stats);
+  const size = page.getByRole('slider', { name: 'size (predicted)' });
+  expect(await size.getAttribute('aria-valuenow')).toBe('12');
+  expect(await page.locator('.prediction-facts').textContent()).toMatch(/The requests of llama_b8\.pickle\.gz; 9\d% aligned with llama_b4\.pickle\.gz\. [\d,]+ allocation sizes grow with the size/);
+  // The chart's point at each size is the CLI's run at that size.
+  const points = await page.locator('.prediction-chart circle').evaluateAll((cs) => cs.map((c) => [Number((c as SVGElement).dataset.size), Number((c as SVGElement).dataset.peak)]));
+  expect(points.length).toBeGreaterThan(8);
+  for (const [s, peak] of points.filter(([s]) => [4, 8, 12, 16].includes(s!))) expect([s, peak]).toEqual([s, cli('--at', String(s)).stats['reserved_bytes.all.peak']]);
+  await page.locator('.config').screenshot({ path: `${shots}/prediction-config.png` });
+  // The slider moves the size; the run follows.
+  await size.focus();
+  await size.press('ArrowLeft');
+  await ready();
+  expect(await size.getAttribute('aria-valuenow')).toBe('11');
+  await page.evaluate('window.splitscope.seek(1e9)');
+  await ready();
+  expect(await stats()).toEqual(cli('--at', '11').stats);
+  // Under another config, as the CLI's --conf.
+  const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF', { exact: true });
+  await field.fill('expandable_segments:True');
+  await field.press('Enter');
+  await ready();
+  await page.evaluate('window.splitscope.seek(1e9)');
+  await ready();
+  expect(await stats()).toEqual(cli('--at', '11', '--conf', 'expandable_segments:True').stats);
+});
+
+test('its link (the recordings inside it) opens the same predicted view in a fresh page', async () => {
+  const page = session.page;
+  await page.waitForFunction(`window.splitscope.link().endsWith(location.hash) && location.hash.length > 10`);
+  const link = await page.evaluate<string>('window.splitscope.link()');
+  const before = await stats();
+  const fresh = await page.context().browser()!.newPage({ viewport: { width: 1280, height: 720 } });
+  await fresh.goto(link);
+  await fresh.waitForFunction(`document.querySelector('.source-line strong')?.textContent.includes('predicted')`, undefined, { timeout: 60_000 });
+  await fresh.evaluate('window.splitscope.ready()');
+  const diff = (a: Stats, b: Stats) => Object.keys(a).filter((k) => a[k] !== b[k]).map((k) => `${k}: ${a[k]} vs ${b[k]}`);
+  expect(diff(await fresh.evaluate<Stats>('window.splitscope.stats()'), before)).toEqual([]);
+  expect(await fresh.getByRole('slider', { name: 'size (predicted)' }).getAttribute('aria-valuenow')).toBe('11');
+  await fresh.close();
+});
+
+test('recordings of two programs are refused by name, and the view stays', async () => {
+  const page = session.page;
+  const before = await page.locator('.source-line strong').textContent();
+  await page.locator('.main-actions input[type=file]').setInputFiles([
+    recordings[0]!,
+    { name: 'oom_b8.pickle.gz', mimeType: 'application/gzip', buffer: readFileSync('tests/fixtures/real/oom__default.pickle.gz') },
+  ]);
+  await page.getByRole('region', { name: 'Predict another size' }).getByRole('button', { name: 'Predict' }).click();
+  await expect.poll(() => page.locator('.banner[role=alert]').textContent()).toMatch(/do not look like one program at two sizes/);
+  await ready();
+  expect(await page.locator('.source-line strong').textContent()).toBe(before);
+  expect(session.errors).toEqual([]);
+});
