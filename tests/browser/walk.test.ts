@@ -87,8 +87,8 @@ async function openFile(f: (typeof FILES)[number]): Promise<void> {
   await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent === ${JSON.stringify(name)}`, undefined, { timeout: 60_000 });
 }
 
-/** The view key as the page writes it: [source, conf, capacity, device, emptyCacheAfter, resetPeakAfter]. */
-type Key = [number, string | null, number | null, number, number[], number[]];
+/** The view key as the page writes it: [source, conf, capacity, device, emptyCacheAfter, resetPeakAfter, size]. */
+type Key = [number, string | null, number | null, number, number[], number[], number | null];
 
 /** splitscope replay's arguments for the settings of `key`. */
 function argsOf([, conf, cap, device, emptyCache, resetPeak]: Key): string[] {
@@ -105,7 +105,7 @@ async function check(step: string, openedAsRecorded: boolean): Promise<void> {
   await ready();
   const keyText = await page.evaluate<string>('window.splitscope.key()');
   const key = JSON.parse(keyText) as Key;
-  if (openedAsRecorded) expect([step, key.slice(1)]).toEqual([step, [null, null, 0, [], []]]);
+  if (openedAsRecorded) expect([step, key.slice(1)]).toEqual([step, [null, null, 0, [], [], null]]);
   // Every panel showing figures shows the current key's.
   const shown = await page.locator('[data-key]').evaluateAll((els) => els.map((e) => [e.className.split(' ')[0], (e as HTMLElement).dataset.key]));
   expect(shown.length).toBeGreaterThanOrEqual(3);
@@ -138,7 +138,7 @@ async function check(step: string, openedAsRecorded: boolean): Promise<void> {
     trs.map((tr) => ({ conf: (tr as HTMLElement).dataset.conf!, peak: Number(tr.querySelector<HTMLElement>('[data-stat="reserved_bytes.all.peak"]')!.dataset.value) })),
   );
   for (const row of rows) {
-    const want = cli([...argsOf([key[0], row.conf, key[2], key[3], key[4], key[5]])]).stats['reserved_bytes.all.peak'];
+    const want = cli([...argsOf([key[0], row.conf, key[2], key[3], key[4], key[5], key[6]])]).stats['reserved_bytes.all.peak'];
     expect([step, row.conf, row.peak]).toEqual([step, row.conf, want]);
   }
   // No verdict past the end of a recording that ends at its OOM.
