@@ -69,20 +69,15 @@ def train(torch, program, size):
                 loss = model(input_ids=x, labels=x).loss
             loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
             del x, loss
-    elif program == 'resnet':
-        import torchvision
-        model = torchvision.models.resnet50(weights=None).cuda()
-        opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
-        for _ in range(STEPS):
-            x = torch.randn(size, 3, 224, 224, device='cuda'); y = torch.randint(0, 1000, (size,), device='cuda')
-            with torch.autocast('cuda', dtype=torch.bfloat16):
-                loss = torch.nn.functional.cross_entropy(model(x), y)
-            loss.backward(); opt.step(); opt.zero_grad(set_to_none=True)
-            del x, y, loss
-    elif program == 'vit':
-        import timm
-        model = timm.create_model('vit_base_patch16_224', pretrained=False).cuda()
-        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    elif program in ('resnet', 'vit'):
+        if program == 'resnet':
+            import torchvision
+            model = torchvision.models.resnet50(weights=None).cuda()
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+        else:
+            import timm
+            model = timm.create_model('vit_base_patch16_224', pretrained=False).cuda()
+            opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
         for _ in range(STEPS):
             x = torch.randn(size, 3, 224, 224, device='cuda'); y = torch.randint(0, 1000, (size,), device='cuda')
             with torch.autocast('cuda', dtype=torch.bfloat16):
