@@ -3,6 +3,7 @@ import { benchCli } from './cli.bench';
 import { benchGpu } from './gpu.bench';
 import { benchPageLatency } from './page-latency.bench';
 import { benchPageOpen } from './page-open.bench';
+import { benchPredict } from './predict.bench';
 import { benchImport } from './import.bench';
 import { benchReplay, replayChild } from './replay.bench';
 import { benchSeek } from './seek.bench';
@@ -14,6 +15,7 @@ const BENCHES: [string, () => unknown][] = [
   ['seek', benchSeek],
   ['import', benchImport],
   ['cli', benchCli],
+  ['predict', benchPredict],
   ['gpu', benchGpu],
   ['page-open', benchPageOpen],
   ['page-latency', benchPageLatency],

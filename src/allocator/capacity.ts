@@ -1,3 +1,5 @@
+import { GiB } from './constants';
+
 /**
  * What limits cudaMalloc in the model.
  * - 'fraction': torch.cuda.set_per_process_memory_fraction. A segment fails when reserved + its size
@@ -11,6 +13,14 @@ export interface Capacity {
 
 /** total_memory of an NVIDIA H200 as torch.cuda.get_device_properties reports it. */
 export const H200_TOTAL_MEMORY = 150_109_880_320;
+
+/** The cards a cap is usually asked for, smallest first (a card's whole memory as the cap). */
+export const CARDS: readonly { name: string; examples: string; bytes: number }[] = [
+  { name: '24 GB card', examples: 'RTX 3090/4090, 24 GiB', bytes: 24 * GiB },
+  { name: '40 GB card', examples: 'A100 40GB, 40 GiB', bytes: 40 * GiB },
+  { name: '80 GB card', examples: 'A100/H100 80GB, 80 GiB', bytes: 80 * GiB },
+  { name: 'H200', examples: `${H200_TOTAL_MEMORY.toLocaleString('en-US')} bytes`, bytes: H200_TOTAL_MEMORY },
+];
 
 /** The cap a per_process_memory_fraction key sets (as set_per_process_memory_fraction: fraction x the
  * device's memory, rounded down); none at 1. */

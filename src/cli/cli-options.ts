@@ -5,7 +5,8 @@ import type { ParseArgsConfig } from 'node:util';
 export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict'] as const;
 
 export const OPTIONS = {
-  conf: { type: 'string' },
+  // Several only for predict --fit (the configs side by side); every other command takes one.
+  conf: { type: 'string', multiple: true },
   capacity: { type: 'string' },
   addresses: { type: 'string' },
   out: { type: 'string', short: 'o' },

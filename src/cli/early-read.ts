@@ -1,6 +1,8 @@
-// The snapshot a command replays, read (and, gzip-compressed, inflating) from the process's first
-// moment, while the rest of the CLI loads: entry.ts calls this before it imports main.ts. Anything
-// unusual (a bad command line, a file that cannot be read) is left for main.ts to report.
+// The snapshots a command replays, read (and, gzip-compressed, inflating) from the process's first
+// moment, while the rest of the CLI loads: entry.ts calls this before it imports main.ts. Every file of
+// a predict starts inflating at once, so that the next inflates on zlib's thread pool while the CLI
+// parses the one before. Anything unusual (a bad command line, a file that cannot be read) is left for
+// main.ts to report.
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { isGzip } from '../lib/gzip-frame';
@@ -18,16 +20,25 @@ export interface EarlyRead {
 /** Commands that replay FILE, the whole of it. */
 const REPLAYING = new Set(['replay', 'sweep', 'stats']);
 
-export function readEarly(argv: readonly string[]): EarlyRead | null {
-  const [command, ...rest] = argv;
-  if (!command || !REPLAYING.has(command)) return null;
+function read(file: string): EarlyRead | null {
   try {
-    const { positionals } = parseArgs({ args: rest, allowPositionals: true, options: OPTIONS });
-    const file = positionals[0];
-    if (positionals.length !== 1 || !file || !statSync(file).isFile()) return null;
+    if (!statSync(file).isFile()) return null;
     const bytes = readFileSync(file);
     return { file, bytes, inflating: isGzip(bytes) ? inflatingStream(bytes) : null };
   } catch {
     return null;
   }
+}
+
+export function readEarly(argv: readonly string[]): EarlyRead[] {
+  const [command, ...rest] = argv;
+  let positionals: string[];
+  try {
+    positionals = parseArgs({ args: rest, allowPositionals: true, options: OPTIONS }).positionals;
+  } catch {
+    return [];
+  }
+  // predict's recordings are SIZE:FILE.
+  const files = command === 'predict' ? positionals.map((p) => p.slice(p.indexOf(':') + 1)) : command && REPLAYING.has(command) && positionals.length === 1 ? positionals : [];
+  return files.map(read).filter((r) => r !== null);
 }

@@ -42,10 +42,12 @@ const USAGE = `usage:
                         serves the page on loopback with FILE loaded and prints its URL (the file
                         stays on this machine; needs the built page: npm run build)
   splitscope predict SIZE:FILE SIZE:FILE [...] --at SIZE [--conf STRING] [--capacity SIZE] [--out OUT] [--json]
-  splitscope predict SIZE:FILE SIZE:FILE [...] --fit --capacity SIZE [--conf STRING] [--json]
+  splitscope predict SIZE:FILE SIZE:FILE [...] --fit --capacity SIZE [--conf STRING]... [--json]
                         the program at another size (a batch, a sequence length) from its recordings at two
-                        sizes or more (the same script, a few steps each): its predicted run, replayed, and
-                        how well the sizes were fitted; or the largest size whose predicted run fits the cap
+                        sizes or more (the same script, a few steps each): its predicted run, replayed, how
+                        well the sizes were fitted, and the memory it needs (the smallest cap, which cards);
+                        or the largest size whose predicted run fits the cap, under each --conf given
+                        (default: the recorded config, and it with expandable_segments:True)
   splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
                         the final state: what python -m torch.cuda._memory_viz stats prints, segments
                         by pool and stream, free blocks by size, and the replay's memory_stats()
@@ -74,6 +76,8 @@ async function main(argv: string[]): Promise<number> {
     options: OPTIONS,
   });
   if (command === 'predict') return predictCommand(positionals, values, loadForReplay);
+  if ((values.conf?.length ?? 0) > 1) throw new UsageError(`${command} takes one --conf (several only with predict --fit)`);
+  const conf = values.conf?.[0];
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
   const file = positionals[0]!;
   // Absent: the cap a recorded OOM shows (if any); 'none': no cap at all.
@@ -88,7 +92,7 @@ async function main(argv: string[]): Promise<number> {
     const { snapshot, traces } = await loadForReplay(file);
     const run = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(capacity !== undefined ? { capacity } : {}), ...(traces[0] ? { trace: traces[0] } : {}) });
     if (run.stream.length === 0) return nothingToSweep(file);
-    const base = values.conf !== undefined ? parseAllocConf(values.conf).config : run.recorded;
+    const base = conf !== undefined ? parseAllocConf(conf).config : run.recorded;
     const rows = sweepParam(run.stream, base, run.recorded, param, settings, run.capacity);
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows, ['config', (r) => r.conf || '(defaults)']));
     if (!values.json) sweepCaveat(run.stream);
@@ -105,9 +109,9 @@ async function main(argv: string[]): Promise<number> {
     if (!values.json) sweepCaveat(stream);
     return 0;
   }
-  if (command === 'stats') return stats(file, values.device, values.conf, capacity, values.json ?? false);
+  if (command === 'stats') return stats(file, values.device, conf, capacity, values.json ?? false);
   if (command === 'open') return open(file, values.port, values.host);
-  if (command === 'report') return report(file, values.out, values.conf);
+  if (command === 'report') return report(file, values.out, conf);
   if (values.addresses !== undefined && values.addresses !== 'recorded' && values.addresses !== 'simulated') {
     throw new UsageError(`--addresses must be recorded or simulated, not '${values.addresses}'`);
   }
@@ -127,7 +131,7 @@ async function main(argv: string[]): Promise<number> {
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
     statsOnly: !values.out,
-    ...(values.conf !== undefined ? { conf: values.conf } : {}),
+    ...(conf !== undefined ? { conf } : {}),
     ...(capacity !== undefined ? { capacity } : {}),
     ...(values.addresses ? { addresses: values.addresses as AddressModel } : {}),
     ...(emptyCacheAfter ? { emptyCacheAfter } : {}),
@@ -281,13 +285,13 @@ function nothingToSweep(file: string): number {
   return 1;
 }
 
-/** What entry.ts read of FILE before this module loaded (early-read.ts), until taken. */
-let early: EarlyRead | null = null;
+/** What entry.ts read of the files before this module loaded (early-read.ts), until taken. */
+let early: EarlyRead[] = [];
 
 /** `details`: with each entry's time and stack frames (for an export). */
 async function loadForReplay(file: string, details = false): Promise<SnapshotForReplay> {
-  const read = early?.file === file ? early : null;
-  early = null;
+  const read = early.find((r) => r.file === file) ?? null;
+  early = early.filter((r) => r !== read);
   const options = { gunzip: nodeGunzip, details };
   if (read?.inflating) return decodeSnapshotStream(read.inflating, options);
   return decodeSnapshotForReplay(read?.bytes ?? readBytes(file), options);
@@ -338,11 +342,11 @@ function failed(e: unknown): void {
   }
 }
 
-/** Runs the command line `argv`; `read`: what entry.ts read of its FILE already. */
-export function runCli(argv: string[], read: EarlyRead | null): void {
+/** Runs the command line `argv`; `read`: what entry.ts read of its files already. */
+export function runCli(argv: string[], read: EarlyRead[]): void {
   early = read;
   // A read that was not taken (a mistake on the command line, say) stops inflating.
-  const untaken = (): void => early?.inflating?.cancel();
+  const untaken = (): void => early.forEach((r) => r.inflating?.cancel());
   main(argv).then(
     (code) => {
       untaken();

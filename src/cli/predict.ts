@@ -10,6 +10,7 @@ import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { allocationStacks } from '../trace/measures/allocation-stacks';
 import { largestFit } from '../trace/predict/largest-fit';
+import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { replay } from '../trace/replay/replay';
 import { replayNotes, planSnapshotReplay } from '../trace/replay/replay-snapshot';
@@ -21,7 +22,8 @@ import { capacityOption, noteLine, oomsOf, printReplay, UsageError } from './cli
 export interface PredictOptions {
   at?: string;
   fit?: boolean;
-  conf?: string;
+  /** One for --at; for --fit, each config to find the largest size under (side by side). */
+  conf?: string[];
   capacity?: string;
   json?: boolean;
   out?: string;
@@ -58,28 +60,41 @@ export async function predictCommand(positionals: readonly string[], options: Pr
     recordings.push({ name: basename(file), size, stream: plan.stream, stacks: allocationStacks(plan.stream, traces[0]?.details, snapshot) });
   }
   const predictor = new SizePredictor(recordings);
-  // The recordings' own config (the first one's), unless another is asked for.
-  const config = options.conf !== undefined ? parseAllocConf(options.conf).config : recorded!;
+  if (!options.fit && (options.conf?.length ?? 0) > 1) throw new UsageError('predict --at takes one --conf (several only with --fit)');
+  // The recordings' own config (the first one's), unless others are asked for; --fit sets it beside
+  // expandable_segments:True, the setting most worth trying.
+  const configs = options.conf?.length
+    ? options.conf.map((c) => parseAllocConf(c).config)
+    : options.fit && !recorded!.expandableSegments
+      ? [recorded!, { ...recorded!, expandableSegments: true }]
+      : [recorded!];
+  const config = configs[0]!;
   const run = (stream: Prediction['stream'], keepEvents = false) =>
     replay(stream, { config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...(keepEvents ? { keepEvents: true } : { statsOnly: true }) });
 
   if (options.fit) {
-    const start = Math.max(...predictor.sizes);
-    const fit = largestFit((size) => run(predictor.at(size).stream).ooms.length === 0, Math.round(start), Math.round(start * FIT_LIMIT));
-    const conf = configToString(config);
+    const start = Math.round(Math.max(...predictor.sizes));
+    const fits = configs.map((c) => ({
+      conf: configToString(c),
+      ...largestFit((size) => replay(predictor.at(size).stream, { config: c, addresses: 'simulated', capacity: capacity!, statsOnly: true }).ooms.length === 0, start, start * FIT_LIMIT),
+    }));
+    const best = fits.reduce((a, b) => ((b.largest ?? 0) > (a.largest ?? 0) ? b : a));
+    const row = (f: (typeof fits)[number]) => ({ largest: f.largest, first_failing: f.firstFailing, conf: f.conf, tried: f.tried });
     if (options.json) {
-      console.log(JSON.stringify({ fit: { largest: fit.largest, first_failing: fit.firstFailing, conf, capacity: capacity!.bytes, tried: fit.tried } }));
+      console.log(JSON.stringify({ fit: { ...row(best), capacity: capacity!.bytes, by_conf: fits.map(row) } }));
       return 0;
     }
     const cap = formatSize(capacity!.bytes);
-    if (fit.largest === null) console.log(`No size fits under ${cap} with ${conf || 'the defaults'}: even size 1 runs out of memory.`);
-    else {
-      console.log(
-        `largest size that fits under ${cap} with ${conf || 'the defaults'}: ${grouped(fit.largest)}` +
-          (fit.firstFailing !== null ? ` (${grouped(fit.firstFailing)} runs out of memory)` : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`),
-      );
+    console.log(`largest size that fits under ${cap}:`);
+    const width = Math.max(...fits.map((f) => (f.conf || '(defaults)').length));
+    for (const f of fits) {
+      const what =
+        f.largest === null
+          ? 'none: even size 1 runs out of memory'
+          : `${grouped(f.largest)}` + (f.firstFailing !== null ? ` (${grouped(f.firstFailing)} runs out of memory)` : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
+      console.log(`  ${(f.conf || '(defaults)').padEnd(width)}  ${what}`);
     }
-    console.log(`tried: ${fit.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
+    for (const f of fits) console.log(`tried under ${f.conf || '(defaults)'}: ${f.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
     return 0;
   }
 
@@ -87,6 +102,12 @@ export async function predictCommand(positionals: readonly string[], options: Pr
   const result = run(prediction.stream, options.out !== undefined);
   if (options.out) writeFileSync(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'));
   const notes = [...prediction.stream.notes, ...replayNotes(result)];
+  const needed = memoryNeeded(prediction.stream, config, capacity ? undefined : result.stats);
+  const need = {
+    peak_reserved: needed.peakReserved,
+    peak_allocated: needed.peakAllocated,
+    cards: needed.cards.map((c) => ({ name: c.name, bytes: c.bytes, fits: c.fits, below_peak_allocated: c.belowAllocated, first_oom_request: c.firstOom })),
+  };
   const quality = {
     target,
     skeleton: prediction.skeleton,
@@ -97,11 +118,12 @@ export async function predictCommand(positionals: readonly string[], options: Pr
   };
   if (options.json) {
     for (const note of notes) console.error(noteLine(note));
-    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), prediction: quality }));
+    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), prediction: quality, needs: need }));
     return 0;
   }
   printPrediction(prediction, config, capacity);
   printReplay(result, notes);
+  printNeeded(needed);
   if (options.out) console.log(`wrote ${options.out}`);
   return 0;
 }
@@ -121,4 +143,13 @@ function printPrediction(p: Prediction, config: AllocatorConfig, capacity: Capac
   console.log(`capacity:  ${capacity ? `${formatSize(capacity.bytes)} (memory fraction cap)` : 'none'}`);
   console.log(`addresses: simulated`);
   console.log(`requests:  ${p.stream.length}`);
+}
+
+/** Which card the predicted run needs: its peak reserved, and each usual card as the cap, replayed. */
+function printNeeded(n: MemoryNeeded): void {
+  console.log(`\nneeds: ${formatSize(n.peakReserved)} reserved at the peak without a cap (${formatSize(n.peakAllocated)} allocated); under each card's memory as the cap:`);
+  for (const c of n.cards) {
+    const what = c.fits ? 'fits' : c.belowAllocated ? 'OOM (less than the peak allocated)' : `OOM at request ${grouped(c.firstOom!)}`;
+    console.log(`  ${c.name.padEnd(11)} ${formatSize(c.bytes).padStart(11)}  ${what}`);
+  }
 }

@@ -1,18 +1,12 @@
 // The memory cap a replay runs under (torch.cuda.set_per_process_memory_fraction): none, a GPU's
 // whole memory, or a custom size.
 import { useId, useState } from 'react';
-import { GiB } from '../allocator/constants';
-import { H200_TOTAL_MEMORY } from '../allocator/capacity';
+import { CARDS } from '../allocator/capacity';
 import { ConfigError } from '../allocator/config-error';
 import { parseByteSize } from '../allocator/byte-size';
 import { formatSize } from '../allocator/format-size';
 
-const PRESETS: [string, number][] = [
-  ['24 GB card (RTX 3090/4090, 24 GiB)', 24 * GiB],
-  ['40 GB card (A100 40GB, 40 GiB)', 40 * GiB],
-  ['80 GB card (A100/H100 80GB, 80 GiB)', 80 * GiB],
-  [`H200 (${H200_TOTAL_MEMORY.toLocaleString('en-US')} bytes)`, H200_TOTAL_MEMORY],
-];
+const PRESETS: [string, number][] = CARDS.map((c) => [`${c.name} (${c.examples})`, c.bytes]);
 
 /** `own`: the cap the source brings when none is chosen (a per_process_memory_fraction key, or one a
  * recorded OOM shows), said beside it. */

@@ -75,7 +75,7 @@ describe('a run predicted from two recordings', () => {
 
   test('recordings of two programs are refused with a clear message', () => {
     const other = load('tests/fixtures/real/oom__default.pickle.gz', 8);
-    expect(() => new SizePredictor([ranks[0]!, other])).toThrow(/do not look like one program at two sizes: only \d+% of their allocations match/);
+    expect(() => new SizePredictor([ranks[0]!, other]).at(12)).toThrow(/do not look like one program at two sizes: only \d+% of their allocations match/);
     expect(() => new SizePredictor([ranks[0]!])).toThrow(/two sizes or more/);
     expect(() => new SizePredictor([ranks[0]!, { ...ranks[1]!, size: 4 }])).toThrow(/same size/);
   });
@@ -129,15 +129,40 @@ describe('splitscope predict', () => {
     expect(text).toMatch(/extrapolated: 1\.50x beyond the recorded sizes/);
   });
 
-  test('--fit finds the largest size whose predicted run fits the cap: that one fits, the next does not', () => {
+  test('--fit finds the largest size whose predicted run fits the cap, per config side by side: that one fits, the next does not', () => {
     const r = cli('predict', ...inputs, '--fit', '--capacity', '1.7GB', '--json');
     expect(r.status).toBe(0);
     const { fit } = JSON.parse(r.stdout);
-    expect(fit.largest).toBeGreaterThanOrEqual(8);
-    const ooms = (size: number) => JSON.parse(cli('predict', ...inputs, '--at', String(size), '--capacity', '1.7GB', '--json').stdout).ooms.length;
-    expect(ooms(fit.largest)).toBe(0);
-    expect(ooms(fit.first_failing)).toBeGreaterThan(0);
-    expect(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB').stdout).toMatch(new RegExp(`^largest size that fits under 1\\.58 GiB with the defaults: ${fit.largest} \\(${fit.first_failing} runs out of memory\\)`));
+    // The recorded config (the defaults) and it with expandable_segments:True, the larger first in `fit`.
+    expect(fit.by_conf.map((f: { conf: string }) => f.conf)).toEqual(['', 'expandable_segments:True']);
+    expect(fit.largest).toBe(Math.max(...fit.by_conf.map((f: { largest: number }) => f.largest)));
+    const ooms = (size: number, conf: string) => JSON.parse(cli('predict', ...inputs, '--at', String(size), '--conf', conf, '--capacity', '1.7GB', '--json').stdout).ooms.length;
+    for (const f of fit.by_conf) {
+      expect(f.largest).toBeGreaterThanOrEqual(8);
+      expect(ooms(f.largest, f.conf)).toBe(0);
+      expect(ooms(f.first_failing, f.conf)).toBeGreaterThan(0);
+    }
+    const [d, e] = fit.by_conf;
+    expect(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB').stdout).toMatch(
+      new RegExp(`^largest size that fits under 1\\.58 GiB:\n  \\(defaults\\) +${d.largest} \\(${d.first_failing} runs out of memory\\)\n  expandable_segments:True +${e.largest} \\(${e.first_failing} runs`),
+    );
+    // One config asked for: that one alone.
+    expect(JSON.parse(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB', '--conf', 'max_split_size_mb:64', '--json').stdout).fit.by_conf).toHaveLength(1);
+  });
+
+  test('--at says which cards the predicted run fits, each replayed under the card\'s memory', () => {
+    // At batch 560 the 24 GB card holds less than the peak allocated, the 40 GB one runs out at a
+    // request, the larger fit (the 80 GB one below the uncapped peak reserved: the allocator frees its cache first).
+    const out = JSON.parse(cli('predict', ...inputs, '--at', '560', '--json').stdout);
+    expect(out.needs.peak_reserved).toBe(out.stats['reserved_bytes.all.peak']);
+    expect(out.needs.cards.map((c: { name: string; fits: boolean }) => [c.name, c.fits])).toEqual([['24 GB card', false], ['40 GB card', false], ['80 GB card', true], ['H200', true]]);
+    expect(out.needs.cards[0].below_peak_allocated).toBe(true);
+    expect(out.needs.cards[2].bytes).toBeLessThan(out.needs.peak_reserved);
+    for (const c of out.needs.cards) {
+      const capped = JSON.parse(cli('predict', ...inputs, '--at', '560', '--capacity', String(c.bytes), '--json').stdout);
+      expect([c.name, c.fits]).toEqual([c.name, capped.ooms.length === 0]);
+      if (!c.below_peak_allocated) expect([c.name, c.first_oom_request]).toEqual([c.name, capped.ooms[0]?.request ?? null]);
+    }
   });
 
   test('--out writes the predicted run as a snapshot that replays to the same figures', () => {
@@ -153,6 +178,8 @@ describe('splitscope predict', () => {
     expect(cli('predict', inputs[0]!, '--at', '12')).toMatchObject({ status: 2, stderr: expect.stringMatching(/two sizes or more/) });
     expect(cli('predict', ...inputs, '--fit')).toMatchObject({ status: 2, stderr: expect.stringMatching(/--fit needs --capacity/) });
     expect(cli('predict', ...inputs)).toMatchObject({ status: 2, stderr: expect.stringMatching(/either --at SIZE/) });
+    expect(cli('predict', ...inputs, '--at', '12', '--conf', '', '--conf', 'expandable_segments:True')).toMatchObject({ status: 2, stderr: expect.stringMatching(/--at takes one --conf/) });
+    expect(cli('replay', `${JOB}/rank_0.pickle.gz`, '--conf', '', '--conf', '')).toMatchObject({ status: 2, stderr: expect.stringMatching(/replay takes one --conf/) });
     expect(cli('predict', inputs[0]!, '8:tests/fixtures/real/oom__default.pickle.gz', '--at', '12')).toMatchObject({ status: 1, stderr: expect.stringMatching(/do not look like one program/) });
   });
 });

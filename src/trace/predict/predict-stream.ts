@@ -9,7 +9,7 @@ import { ImportError } from '../../lib/import-error';
 import { stackPath, type StackOf } from '../measures/memory-by-stack';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { requestTokens, TokenDictionary } from './recording-tokens';
-import { sizeLaw } from './size-law';
+import { lawAt, lawDegree, UNCLEAN } from './size-law';
 import type { AllocationStacks } from '../measures/allocation-stacks';
 
 /** One recording of the program, at `size` (a batch size, a sequence length: the user's number). */
@@ -54,8 +54,11 @@ function siteOf(stackOf: StackOf, id: number): string {
 interface SkeletonFit {
   skeleton: SizedRecording;
   allocs: number;
-  /** Per request of the skeleton: its allocation's law (null: a free, or aligned nowhere else). */
-  laws: (ReturnType<typeof sizeLaw> | null)[];
+  /** Per request of the skeleton: its allocation's law's degree (-1: a free, or aligned nowhere else;
+   * UNCLEAN: no clean law) ... */
+  degree: Int8Array;
+  /** ... through its bytes in each recording, by recording in ascending size (NaN: not aligned there). */
+  bytes: Float64Array;
   aligned: Prediction['aligned'];
   counts: Prediction['laws'];
   uncleanSites: Prediction['uncleanSites'];
@@ -69,6 +72,8 @@ interface SkeletonFit {
 export class SizePredictor {
   private readonly fits = new Map<SizedRecording, SkeletonFit>();
   private readonly tokens: Map<SizedRecording, Int32Array>;
+  /** The recordings by size, smallest first: the order of each allocation's points. */
+  private readonly ascending: readonly SizedRecording[];
   readonly sizes: readonly number[];
 
   constructor(private readonly recordings: readonly SizedRecording[]) {
@@ -80,8 +85,7 @@ export class SizePredictor {
     }
     const dictionary = new TokenDictionary();
     this.tokens = new Map(recordings.map((r) => [r, requestTokens(r.stream, r.stacks, dictionary)]));
-    // Every recording is checked against one other up front: a set that is not one program is said at once.
-    this.fitOf(nearest(recordings, this.sizes[0]!));
+    this.ascending = [...recordings].sort((a, b) => a.size - b.size);
   }
 
   /** The stream at `target`. */
@@ -90,19 +94,19 @@ export class SizePredictor {
     const fit = this.fitOf(nearest(this.recordings, target));
     const s = fit.skeleton.stream;
     const size = new Float64Array(s.size);
-    const byId = new Map<number, number>();
+    const R = this.ascending.length;
+    const xs = new Float64Array(R);
+    const ys = new Float64Array(R);
+    const byId = new Float64Array(s.idCount).fill(-1);
     for (let i = 0; i < s.length; i++) {
-      const law = fit.laws[i];
-      if (!law) continue;
-      size[i] = law.at(target);
-      byId.set(s.id[i]!, size[i]!);
+      const degree = fit.degree[i]!;
+      if (degree < 0) continue;
+      const n = this.pointsOf(fit.bytes, i, xs, ys);
+      byId[s.id[i]!] = size[i] = lawAt(degree as 0 | 1 | 2 | typeof UNCLEAN, xs, ys, n, target);
     }
     // A free carries its allocation's requested bytes.
     for (let i = 0; i < s.length; i++) {
-      if (s.kind[i] !== RequestKind.alloc) {
-        const b = byId.get(s.id[i]!);
-        if (b !== undefined) size[i] = b;
-      }
+      if (s.kind[i] !== RequestKind.alloc && byId[s.id[i]!]! >= 0) size[i] = byId[s.id[i]!]!;
     }
     const lo = Math.min(...this.sizes);
     const hi = Math.max(...this.sizes);
@@ -131,6 +135,19 @@ export class SizePredictor {
     };
   }
 
+  /** Request i's recorded points into xs/ys (ascending size); their count. */
+  private pointsOf(bytes: Float64Array, i: number, xs: Float64Array, ys: Float64Array): number {
+    const R = this.ascending.length;
+    let n = 0;
+    for (let r = 0; r < R; r++) {
+      const y = bytes[i * R + r]!;
+      if (Number.isNaN(y)) continue;
+      xs[n] = this.ascending[r]!.size;
+      ys[n++] = y;
+    }
+    return n;
+  }
+
   private fitOf(skeleton: SizedRecording): SkeletonFit {
     let fit = this.fits.get(skeleton);
     if (fit) return fit;
@@ -138,13 +155,14 @@ export class SizePredictor {
     const s = skeleton.stream;
     let allocs = 0;
     for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc) allocs++;
-    // Each skeleton alloc's bytes in every recording it aligns in: [size, bytes] points.
-    const points: (readonly [number, number])[][] = Array.from({ length: s.length }, () => []);
+    // Each skeleton alloc's bytes in every recording it aligns in.
+    const R = this.ascending.length;
+    const bytes = new Float64Array(s.length * R).fill(NaN);
     const aligned: Prediction['aligned'] = [];
-    for (const r of this.recordings) {
+    this.ascending.forEach((r, col) => {
       if (r === skeleton) {
-        for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc) points[i]!.push([r.size, s.size[i]!]);
-        continue;
+        for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc) bytes[i * R + col] = s.size[i]!;
+        return;
       }
       const other = this.tokens.get(r)!;
       const match = commonSubsequence(s.length, r.stream.length, (i, j) => base[i] === other[j]);
@@ -154,7 +172,7 @@ export class SizePredictor {
       for (let i = 0; i < s.length; i++) {
         const j = match[i]!;
         if (j < 0 || s.kind[i] !== RequestKind.alloc) continue;
-        points[i]!.push([r.size, r.stream.size[j]!]);
+        bytes[i * R + col] = r.stream.size[j]!;
         n++;
       }
       // Of the larger of the two: a small program's allocations all match within a larger one's.
@@ -167,22 +185,23 @@ export class SizePredictor {
         );
       }
       aligned.push({ name: r.name, size: r.size, share });
-    }
+    });
     const counts = { constant: 0, linear: 0, quadratic: 0, unclean: 0, unaligned: 0 };
     const unclean = new Map<string, number>();
-    const laws: SkeletonFit['laws'] = new Array(s.length).fill(null);
+    const degree = new Int8Array(s.length).fill(-1);
+    const xs = new Float64Array(R);
+    const ys = new Float64Array(R);
     for (let i = 0; i < s.length; i++) {
       if (s.kind[i] !== RequestKind.alloc) continue;
-      const p = points[i]!;
-      if (p.length < 2) {
+      const n = this.pointsOf(bytes, i, xs, ys);
+      if (n < 2) {
         counts.unaligned++;
         continue;
       }
-      const law = sizeLaw(p);
-      laws[i] = law;
-      if (law.degree === 0) counts.constant++;
-      else if (law.degree === 1) counts.linear++;
-      else if (law.degree === 2) counts.quadratic++;
+      const d = (degree[i] = lawDegree(xs, ys, n));
+      if (d === 0) counts.constant++;
+      else if (d === 1) counts.linear++;
+      else if (d === 2) counts.quadratic++;
       else {
         counts.unclean++;
         const site = siteOf(skeleton.stacks.stackOf, s.id[i]!);
@@ -192,7 +211,8 @@ export class SizePredictor {
     fit = {
       skeleton,
       allocs,
-      laws,
+      degree,
+      bytes,
       aligned,
       counts,
       uncleanSites: [...unclean].map(([site, allocations]) => ({ site, allocations })).sort((a, b) => b.allocations - a.allocations),

@@ -31,18 +31,24 @@ export function requestTokens(stream: RequestStream, stacks: AllocationStacks, d
     }
     return t;
   };
-  const allocToken = new Map<string, number>();
+  // By number, not text: a stream has a few hundred thousand requests and a few thousand stacks.
+  const allocToken = new Map<number, number>();
+  const freeToken = new Map<number, number>();
   const tokens = new Int32Array(stream.length);
   for (let i = 0; i < stream.length; i++) {
     const id = stream.id[i]!;
     const stack = stackToken(stacks.keyOf[id] ?? -1);
     if (stream.kind[i] === RequestKind.alloc) {
-      const text = `a ${stream.pool[i]} ${stream.stream[i] === 0 ? 0 : 1} ${stack}`;
-      let t = allocToken.get(text);
-      if (t === undefined) allocToken.set(text, (t = dictionary.id(text)));
+      const pool = stream.pool[i]!;
+      const side = stream.stream[i] === 0 ? 0 : 1;
+      const key = (stack * 4096 + pool) * 2 + side;
+      let t = allocToken.get(key);
+      if (t === undefined) allocToken.set(key, (t = dictionary.id(`a ${pool} ${side} ${stack}`)));
       tokens[i] = t;
     } else {
-      tokens[i] = dictionary.id(`f ${stack}`);
+      let t = freeToken.get(stack);
+      if (t === undefined) freeToken.set(stack, (t = dictionary.id(`f ${stack}`)));
+      tokens[i] = t;
     }
   }
   return tokens;

@@ -2,12 +2,59 @@
 // polynomial through the recorded points that reproduces every one of them (constant, linear, or with
 // three recordings or more quadratic, where attention's sequence x sequence scores need it), within the
 // allocator's own granularity. A size that no such law reproduces is "not clean": it is taken between
-// the nearest recorded points, and said.
+// the nearest recorded points, and said. The points are (xs[k], ys[k]) for k < n, xs ascending: a
+// prediction holds every allocation's points in one typed array and asks these without allocating.
 
 /** Requests within this many bytes of each other take the same block (PyTorch rounds to 512 B). */
 const TOLERANCE = 512;
 
 export type LawDegree = 0 | 1 | 2;
+
+/** Degree of a law no polynomial up to 2 reproduces. */
+export const UNCLEAN = 3;
+
+/** Lagrange's polynomial through points a, b (and c unless it is -1) of xs/ys, at `x`. */
+function through(xs: ArrayLike<number>, ys: ArrayLike<number>, a: number, b: number, c: number, x: number): number {
+  const xa = xs[a]!;
+  const xb = xs[b]!;
+  if (c < 0) return ys[a]! * ((x - xb) / (xa - xb)) + ys[b]! * ((x - xa) / (xb - xa));
+  const xc = xs[c]!;
+  return (
+    ys[a]! * ((x - xb) / (xa - xb)) * ((x - xc) / (xa - xc)) +
+    ys[b]! * ((x - xa) / (xb - xa)) * ((x - xc) / (xb - xc)) +
+    ys[c]! * ((x - xa) / (xc - xa)) * ((x - xb) / (xc - xb))
+  );
+}
+
+/** The lowest degree whose law reproduces all n points: 0, 1 (through the ends), 2 (through the ends
+ * and the middle, with three points or more), else UNCLEAN. */
+export function lawDegree(xs: ArrayLike<number>, ys: ArrayLike<number>, n: number): LawDegree | typeof UNCLEAN {
+  let constant = true;
+  for (let k = 1; k < n && constant; k++) constant = ys[k] === ys[0];
+  if (constant) return 0;
+  const fits = (c: number): boolean => {
+    for (let k = 0; k < n; k++) if (Math.abs(through(xs, ys, 0, n - 1, c, xs[k]!) - ys[k]!) > TOLERANCE) return false;
+    return true;
+  };
+  if (fits(-1)) return 1;
+  if (n >= 3 && fits(n >> 1)) return 2;
+  return UNCLEAN;
+}
+
+/** Bytes at `x` by the law of `degree` through the n points (UNCLEAN: between the two recorded points
+ * around x, or the two nearest beyond them). */
+export function lawAt(degree: LawDegree | typeof UNCLEAN, xs: ArrayLike<number>, ys: ArrayLike<number>, n: number, x: number): number {
+  let v: number;
+  if (degree === 0) v = ys[0]!;
+  else if (degree === 1) v = through(xs, ys, 0, n - 1, -1, x);
+  else if (degree === 2) v = through(xs, ys, 0, n - 1, n >> 1, x);
+  else {
+    let k = 1;
+    while (k < n - 1 && xs[k]! < x) k++;
+    v = through(xs, ys, k - 1, k, -1, x);
+  }
+  return Math.max(0, Math.round(v));
+}
 
 export interface SizeLaw {
   /** The polynomial's degree, or null when none up to 2 reproduces the points. */
@@ -16,37 +63,11 @@ export interface SizeLaw {
   at(size: number): number;
 }
 
-/** Lagrange's polynomial through `points` ([size, bytes]), evaluated at `x`. */
-function through(points: readonly (readonly [number, number])[], x: number): number {
-  let sum = 0;
-  for (let i = 0; i < points.length; i++) {
-    let term = points[i]![1];
-    for (let j = 0; j < points.length; j++) if (j !== i) term *= (x - points[j]![0]) / (points[i]![0] - points[j]![0]);
-    sum += term;
-  }
-  return sum;
-}
-
-const bytes = (v: number): number => Math.max(0, Math.round(v));
-
 /** The law of `points` ([size, bytes], one per recording, sizes distinct), sorted by size or not. */
 export function sizeLaw(points: readonly (readonly [number, number])[]): SizeLaw {
   const sorted = [...points].sort((a, b) => a[0] - b[0]);
-  if (sorted.every((p) => p[1] === sorted[0]![1])) return { degree: 0, at: () => sorted[0]![1] };
-  // Degree 1 through the ends, then 2 through the ends and the middle: the first that reproduces all.
-  const candidates: [LawDegree, (readonly [number, number])[]][] = [[1, [sorted[0]!, sorted.at(-1)!]]];
-  if (sorted.length >= 3) candidates.push([2, [sorted[0]!, sorted[sorted.length >> 1]!, sorted.at(-1)!]]);
-  for (const [degree, basis] of candidates) {
-    if (sorted.every(([x, y]) => Math.abs(through(basis, x) - y) <= TOLERANCE)) return { degree, at: (x) => bytes(through(basis, x)) };
-  }
-  // No clean law: between the two recorded points around the size (or the two nearest, beyond them).
-  return {
-    degree: null,
-    at(x) {
-      let k = sorted.findIndex((p) => p[0] >= x);
-      if (k === -1) k = sorted.length - 1;
-      else if (k === 0) k = 1;
-      return bytes(through([sorted[k - 1]!, sorted[k]!], x));
-    },
-  };
+  const xs = sorted.map((p) => p[0]);
+  const ys = sorted.map((p) => p[1]);
+  const degree = lawDegree(xs, ys, sorted.length);
+  return { degree: degree === UNCLEAN ? null : degree, at: (x) => lawAt(degree, xs, ys, sorted.length, x) };
 }

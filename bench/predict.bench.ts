@@ -1,0 +1,88 @@
+// Size prediction on a 45 MB-class pair, end to end in the CLI (process start to exit): `predict --at`
+// and `predict --fit`. The pair is train_gpt2-n150 (45 MB of pickle) and the same run at "twice the
+// size": every allocation the step frees again (activations, temporaries) asks for twice the bytes,
+// and every 400th such allocation is left out, so the alignment has gaps to bridge as a real pair's
+// library choices make. Written once to bench/out/predict-pair/ through the snapshot exporter.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { gunzipSync, gzipSync } from 'node:zlib';
+import { MiB } from '../src/allocator/constants';
+import { nodeGunzip } from '../src/cli/node-gunzip';
+import { replay } from '../src/trace/replay/replay';
+import { planSnapshotReplay } from '../src/trace/replay/replay-snapshot';
+import { exportSnapshot } from '../src/trace/replay/snapshot-export';
+import { decodeSnapshotForReplay, encodeSnapshotFile } from '../src/trace/snapshot/snapshot-file';
+import { RequestKind, RequestStreamBuilder, type RequestStream } from '../src/trace/stream/request-stream';
+import { fixture, median, report, ROOT } from './harness';
+
+const SOURCE = 'train_gpt2-n150__default.pickle.gz';
+const DIR = join(ROOT, 'bench/out/predict-pair');
+
+/** The source's requests at "twice the size", with every 400th freed allocation left out. */
+function doubled(s: RequestStream): RequestStream {
+  const freed = new Set<number>();
+  for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.free) freed.add(s.id[i]!);
+  const dropped = new Set<number>();
+  let n = 0;
+  for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc && freed.has(s.id[i]!) && ++n % 400 === 0) dropped.add(s.id[i]!);
+  const out = new RequestStreamBuilder(s.length);
+  out.idCount = s.idCount;
+  // keptBefore[i]: the requests kept before request i, for the indices that point between requests.
+  const keptBefore = new Int32Array(s.length + 1);
+  for (let i = 0; i < s.length; i++) {
+    keptBefore[i] = out.length;
+    const id = s.id[i]!;
+    if (dropped.has(id)) continue;
+    const bytes = freed.has(id) && s.size[i]! >= MiB ? 2 * s.size[i]! : s.size[i]!;
+    if (s.kind[i] === RequestKind.alloc) out.alloc(id, bytes, s.stream[i]!, s.source[i]!, -1, s.pool[i]!);
+    else out.free(id, bytes, s.stream[i]!, s.source[i]!, s.kind[i] === RequestKind.freeDeferred);
+  }
+  keptBefore[s.length] = out.length;
+  const after = (xs: Int32Array): Int32Array => xs.map((i) => (i < 0 ? i : keptBefore[i + 1]! - 1));
+  const built = out.finish({ ...s, recordedEmptyCache: after(s.recordedEmptyCache), recordedOoms: new Int32Array(0), recordedSegments: [], recordedMappings: [] });
+  return {
+    ...built,
+    completions: { before: s.completions.before.map((i) => keptBefore[i]!), id: s.completions.id },
+    releasedPools: { after: after(s.releasedPools.after), pool: s.releasedPools.pool },
+  };
+}
+
+function writePair(): [string, string] {
+  const files: [string, string] = [fixture(SOURCE), join(DIR, 'gpt2_b2.pickle.gz')];
+  if (existsSync(files[1])) return files;
+  mkdirSync(DIR, { recursive: true });
+  const { snapshot, traces } = decodeSnapshotForReplay(readFileSync(fixture(SOURCE)), { gunzip: nodeGunzip, details: true });
+  const { stream, replayOptions: options } = planSnapshotReplay(snapshot, { trace: traces[0]! });
+  const twice = doubled(stream);
+  const run = replay(twice, { ...options, addresses: 'simulated', keepEvents: true });
+  writeFileSync(files[1], gzipSync(encodeSnapshotFile(exportSnapshot(run, twice, { config: options.config, sourceDetails: traces[0]!.details! }), 'pickle')));
+  return files;
+}
+
+function seconds(args: string[], runs: number): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, [join(ROOT, 'bin/splitscope.mjs'), ...args], { encoding: 'utf8' });
+    out.push((performance.now() - t0) / 1e3);
+    if (r.status !== 0) throw new Error(`splitscope ${args.join(' ')} failed: ${r.stderr}`);
+  }
+  return out;
+}
+
+export function benchPredict(): void {
+  const [a, b] = writePair();
+  const mb = (f: string): string => (gunzipSync(readFileSync(f)).length / 1e6).toFixed(0);
+  const at = seconds(['predict', `1:${a}`, `2:${b}`, '--at', '3', '--json'], 5);
+  const fit = seconds(['predict', `1:${a}`, `2:${b}`, '--fit', '--capacity', '80GiB', '--conf', '', '--json'], 3);
+  const fit2 = seconds(['predict', `1:${a}`, `2:${b}`, '--fit', '--capacity', '80GiB', '--json'], 3);
+  const line = (xs: number[]): string => `${median(xs).toFixed(2)} (${xs.map((x) => x.toFixed(2)).join(' ')})`;
+  report(`Size prediction, end to end in the CLI, on a ${mb(a)} MB + ${mb(b)} MB pair (train_gpt2-n150 and it doubled)`, {
+    'predict --at 3, median of 5 (s)': line(at),
+    'predict --fit --capacity 80GiB, one config, median of 3 (s)': line(fit),
+    'predict --fit --capacity 80GiB, defaults and expandable_segments, median of 3 (s)': line(fit2),
+    'goal: --at under 2 s': median(at) < 2 ? 'met' : 'NOT met',
+    'goal: --fit under 5 s (one config)': median(fit) < 5 ? 'met' : 'NOT met',
+  });
+}

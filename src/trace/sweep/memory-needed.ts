@@ -1,0 +1,45 @@
+// The memory a run needs, and which of the usual cards holds it ("which card do I need for batch 64"):
+// its peak reserved, and each card's memory as the cap, replayed. Under a cap the allocator frees its
+// cache and retries before it fails, so a run can fit a card smaller than its uncapped peak reserved;
+// a card at or above that peak always fits (a cap never reached changes no decision, unless
+// garbage_collection_threshold, which is relative to the cap, is set) and one below the peak
+// allocated never does, so only the cards between are replayed.
+import { CARDS, type Capacity } from '../../allocator/capacity';
+import type { AllocatorConfig } from '../../allocator/config';
+import { replay } from '../replay/replay';
+import type { RequestStream } from '../stream/request-stream';
+
+export interface CardFit {
+  name: string;
+  bytes: number;
+  fits: boolean;
+  /** Less memory than the run's peak allocated: it cannot fit, and was not replayed. */
+  belowAllocated: boolean;
+  /** The first OOM's request under this card's memory as the cap (null: none, or not replayed). */
+  firstOom: number | null;
+}
+
+export interface MemoryNeeded {
+  /** Peaks of the uncapped run. */
+  peakReserved: number;
+  peakAllocated: number;
+  cards: CardFit[];
+}
+
+/** `uncapped`: the stats of the stream's uncapped replay under `config`, where the caller has them. */
+export function memoryNeeded(stream: RequestStream, config: AllocatorConfig, uncapped?: Record<string, number>): MemoryNeeded {
+  const stats = uncapped ?? replay(stream, { config, addresses: 'simulated', statsOnly: true }).stats;
+  const peakReserved = stats['reserved_bytes.all.peak']!;
+  const peakAllocated = stats['allocated_bytes.all.peak']!;
+  const capMatters = config.garbageCollectionThreshold > 0;
+  const cards = CARDS.map(({ name, bytes }) => {
+    const belowAllocated = bytes < peakAllocated;
+    let firstOom: number | null = null;
+    if (!belowAllocated && (bytes < peakReserved || capMatters)) {
+      const capacity: Capacity = { kind: 'fraction', bytes };
+      firstOom = replay(stream, { config, addresses: 'simulated', capacity, statsOnly: true }).ooms[0]?.request ?? null;
+    }
+    return { name, bytes, fits: !belowAllocated && firstOom === null, belowAllocated, firstOom };
+  });
+  return { peakReserved, peakAllocated, cards };
+}
