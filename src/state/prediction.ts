@@ -40,3 +40,20 @@ export function predictionCurveQuery(key: ViewKey, sizes: readonly number[]) {
     queryFn: (): Promise<CurvePoint[]> => callWorker((w) => w.predictionCurve(key, [...sizes])),
   });
 }
+
+/** The largest size that fits the key's cap, under its config and with expandable_segments:True (null: no cap). */
+export function predictionFitQuery(key: ViewKey) {
+  const { size: _size, ...rest } = key;
+  return queryOptions({
+    queryKey: ['prediction-fit', key.source, keyId(rest)],
+    queryFn: () => callWorker((w) => w.predictionFit(key)),
+  });
+}
+
+/** Which usual cards the key's run fits. */
+export function memoryNeededQuery(key: ViewKey) {
+  return queryOptions({
+    queryKey: ['memory-needed', key.source, keyId(key)],
+    queryFn: () => callWorker((w) => w.memoryNeeded(key)),
+  });
+}

@@ -7,7 +7,7 @@ import { scaleLinear } from 'd3';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { failure } from '../state/derived';
-import { chartSizes, predictionCurveQuery, sizeSteps } from '../state/prediction';
+import { chartSizes, memoryNeededQuery, predictionCurveQuery, predictionFitQuery, sizeSteps } from '../state/prediction';
 import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
 import type { PredictionFacts } from '../worker/replay-protocol';
@@ -91,6 +91,8 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
         {!rows && ' · predicting…'}
       </p>
       {failure(q.error) && <p className="error">{failure(q.error)}</p>}
+      <FitLine />
+      <CardsLine size={size} />
       <p className="hint prediction-facts">
         The requests of {facts.skeleton.name}; {facts.aligned.map((a) => `${(a.share * 100).toFixed(0)}% aligned with ${a.name}`).join(', ')}.{' '}
         {grouped(facts.laws.linear + facts.laws.quadratic)} allocation sizes grow with the size, {grouped(facts.laws.constant)} stay the same
@@ -99,5 +101,42 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
         {facts.extrapolation !== null && ` ${facts.extrapolation.toFixed(1)}x beyond the recorded sizes: a program may change its ways at sizes it was not recorded at.`}
       </p>
     </div>
+  );
+}
+
+const confName = (conf: string): string => conf || 'the defaults';
+
+/** The largest size that fits the cap, under the config on screen and with expandable_segments:True. */
+function FitLine() {
+  const key = useViewKey();
+  const q = useQuery(predictionFitQuery(key));
+  const rows = q.data;
+  if (failure(q.error)) return <p className="error">{failure(q.error)}</p>;
+  if (rows === null) return <p className="hint prediction-fit">Choose a memory cap (a card) for the largest size that fits it.</p>;
+  return (
+    <p className="hint prediction-fit" aria-busy={!rows} data-key={rows ? keyId({ ...key, size: undefined }) : undefined}>
+      {!rows
+        ? 'Finding the largest size that fits the cap…'
+        : `Largest size that fits the cap: ${rows
+            .map((r) => `${r.largest === null ? 'none' : grouped(r.largest)} with ${confName(r.conf)}${r.firstFailing !== null ? ` (${grouped(r.firstFailing)} runs out of memory)` : ''}`)
+            .join('; ')}.`}
+    </p>
+  );
+}
+
+/** Which of the usual cards the run at this size fits, each replayed with the card's memory as the cap. */
+function CardsLine({ size }: { size: number }) {
+  const key = useViewKey();
+  const q = useQuery(memoryNeededQuery(key));
+  const n = q.data;
+  if (failure(q.error)) return <p className="error">{failure(q.error)}</p>;
+  return (
+    <p className="hint prediction-cards" aria-busy={!n} data-key={n ? keyId(key) : undefined}>
+      {!n
+        ? `Checking the cards at size ${grouped(size)}…`
+        : `At size ${grouped(size)}: ${formatSize(n.peakReserved)} reserved at the peak without a cap. ` +
+          n.cards.map((c) => `${c.name}: ${c.fits ? 'fits' : c.belowAllocated ? 'too small' : `OOM at request ${grouped(c.firstOom!)}`}`).join(', ') +
+          '.'}
+    </p>
   );
 }

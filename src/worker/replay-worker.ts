@@ -32,6 +32,8 @@ import { canShare, sharedStream } from './shared-stream';
 import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type ViewKey } from './replay-settings';
 import { coverageOf } from '../trace/replay/coverage';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
+import { largestFit } from '../trace/predict/largest-fit';
+import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 
 interface Source {
   /** The page's id for it: every call names the source it is for (ViewKey.source). */
@@ -486,6 +488,41 @@ const api = {
     // The stream goes back to the key's own size (seeks and stacks read it).
     plan(settingsOf(key));
     return rows;
+  },
+
+  /**
+   * The largest size whose predicted run fits the key's cap, under the key's config and under it with
+   * expandable_segments:True (the setting most worth trying), side by side; null when no cap applies.
+   */
+  predictionFit(key: ViewKey): { conf: string; largest: number | null; firstFailing: number | null }[] | null {
+    const s = theSource(key.source);
+    if (!s.prediction) throw new Error('This source is no prediction.');
+    const at = settingsOf(key);
+    const { options } = plan(at);
+    if (!options.capacity) return null;
+    const { config } = options;
+    const configs = config.expandableSegments ? [config] : [config, { ...config, expandableSegments: true }];
+    const start = Math.round(Math.max(...s.prediction.predictor.sizes));
+    const rows = configs.map((c) => {
+      const fit = largestFit(
+        (size) => {
+          const planned = plan({ ...at, size });
+          return replay(planned.stream, { ...planned.options, config: c, statsOnly: true }).ooms.length === 0;
+        },
+        start,
+        start * 64,
+      );
+      return { conf: configToString(c), largest: fit.largest, firstFailing: fit.firstFailing };
+    });
+    plan(at);
+    return rows;
+  },
+
+  /** The memory the key's run needs: its peak reserved, and which usual cards it fits (each replayed as the cap). */
+  memoryNeeded(key: ViewKey): MemoryNeeded {
+    theSource(key.source);
+    const { stream, options } = plan(settingsOf(key));
+    return memoryNeeded(stream, options.config);
   },
 
   /** A built-in workload becomes the source. */

@@ -54,6 +54,24 @@ test('two recordings and a size in, the predicted run out, with the figures of s
   await page.evaluate('window.splitscope.seek(1e9)');
   await ready();
   expect(await stats()).toEqual(cli('--at', '11').stats);
+  // Which cards size 11 fits, and under a cap the largest size that fits, beside expandable_segments:
+  // as the CLI's --at and --fit.
+  const cards = (cli('--at', '11') as unknown as { needs: { peak_reserved: number; cards: { name: string; fits: boolean }[] } }).needs;
+  await page.waitForFunction(`document.querySelector('.prediction-cards')?.getAttribute('aria-busy') === 'false'`);
+  const cardsText = await page.locator('.prediction-cards').textContent();
+  for (const c of cards.cards) expect(cardsText).toContain(`${c.name}: ${c.fits ? 'fits' : ''}`);
+  await page.getByLabel('Memory cap (capacity)').selectOption('custom');
+  await page.getByLabel('Custom capacity').fill('1.7GB');
+  await page.getByLabel('Custom capacity').press('Enter');
+  await ready();
+  await page.waitForFunction(`document.querySelector('.prediction-fit')?.getAttribute('aria-busy') === 'false'`, undefined, { timeout: 60_000 });
+  const fit = (cli('--fit', '--capacity', '1.7GB') as unknown as { fit: { by_conf: { conf: string; largest: number; first_failing: number }[] } }).fit.by_conf;
+  expect(await page.locator('.prediction-fit').textContent()).toBe(
+    `Largest size that fits the cap: ${fit.map((f) => `${f.largest} with ${f.conf || 'the defaults'} (${f.first_failing} runs out of memory)`).join('; ')}.`,
+  );
+  await page.locator('.size-control').screenshot({ path: `${shots}/prediction-fit.png` });
+  await page.getByLabel('Memory cap (capacity)').selectOption('none');
+  await ready();
   // Under another config, as the CLI's --conf.
   const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF', { exact: true });
   await field.fill('expandable_segments:True');
