@@ -15,6 +15,9 @@ import { exportSnapshot } from '../src/trace/replay/snapshot-export';
 import { decodeSnapshotForReplay, encodeSnapshotFile } from '../src/trace/snapshot/snapshot-file';
 import { RequestKind, RequestStreamBuilder, type RequestStream } from '../src/trace/stream/request-stream';
 import { fixture, median, report, ROOT } from './harness';
+import { DEFAULT_CONFIG } from '../src/allocator/config';
+import { allocationStacks } from '../src/trace/measures/allocation-stacks';
+import { SizePredictor, type SizedRecording } from '../src/trace/predict/predict-stream';
 
 const SOURCE = 'train_gpt2-n150__default.pickle.gz';
 const DIR = join(ROOT, 'bench/out/predict-pair');
@@ -71,7 +74,38 @@ function seconds(args: string[], runs: number): number[] {
   return out;
 }
 
+/** The job's ranks (a small Llama at batches 4, 8, 12): each predicted from the other two, against its own recording. */
+function accuracy(): Record<string, string> {
+  const JOB = join(ROOT, 'tests/fixtures/job');
+  const batches = [4, 8, 12];
+  const load = (r: number): SizedRecording => {
+    const { snapshot, traces } = decodeSnapshotForReplay(readFileSync(join(JOB, `rank_${r}.pickle.gz`)), { gunzip: nodeGunzip, details: true });
+    const stream = planSnapshotReplay(snapshot, { trace: traces[0]! }).stream;
+    return { name: `rank_${r}`, size: batches[r]!, stream, stacks: allocationStacks(stream, traces[0]!.details, snapshot) };
+  };
+  const ranks = batches.map((_, r) => load(r));
+  const figures = (stream: RequestStream) => {
+    const { stats } = replay(stream, { config: DEFAULT_CONFIG, addresses: 'simulated', statsOnly: true });
+    return [stats['reserved_bytes.all.peak']!, stats['allocated_bytes.all.peak']!, stats['num_device_alloc']!] as const;
+  };
+  const out: Record<string, string> = {};
+  const goals = [3, 1, 5];
+  const worst = [0, 0, 0];
+  for (let t = 0; t < 3; t++) {
+    const from = ranks.filter((_, r) => r !== t);
+    const predicted = figures(new SizePredictor(from).at(batches[t]!).stream);
+    const real = figures(ranks[t]!.stream);
+    const err = predicted.map((p, k) => Math.abs(p / real[k]! - 1) * 100);
+    err.forEach((e, k) => (worst[k] = Math.max(worst[k]!, e)));
+    const where = t === 1 ? 'inside' : `${(t === 0 ? 8 / 4 : 12 / 8).toFixed(1)}x beyond`;
+    out[`batch ${batches[t]} from ${from.map((r) => r.size).join(' and ')} (${where}): reserved / allocated peak, cudaMalloc count, error %`] = err.map((e) => e.toFixed(2)).join(' / ');
+  }
+  out['goal: peak reserved within 3% (inside; 5% up to 2x beyond), allocated 1%, cudaMalloc 5%'] = worst.every((w, k) => w <= goals[k]!) ? 'met' : 'NOT met';
+  return out;
+}
+
 export function benchPredict(): void {
+  report('Size prediction accuracy on tests/fixtures/job (the only program recorded at several sizes so far)', accuracy());
   const [a, b] = writePair();
   const mb = (f: string): string => (gunzipSync(readFileSync(f)).length / 1e6).toFixed(0);
   const at = seconds(['predict', `1:${a}`, `2:${b}`, '--at', '3', '--json'], 5);
