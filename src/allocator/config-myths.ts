@@ -1,5 +1,6 @@
 // Polite corrections for things people commonly believe about PYTORCH_CUDA_ALLOC_CONF, for the
 // moment they type them.
+import type { AllocatorConfig } from './config';
 import { formatSize } from './format-size';
 
 /** Corrections for what `text` (a config being typed) suggests its author believes. */
@@ -34,5 +35,21 @@ export function maxSplitIsNoCap(maxSplitSize: number, largestRequest: number, su
     `max_split_size_mb does not cap the size of a request: requests over ${formatSize(maxSplitSize)} are still allocated ` +
     `(this source's largest is ${formatSize(largestRequest)}). It only keeps cached blocks of ${formatSize(maxSplitSize)} or more ` +
     'from being split for smaller requests.'
+  );
+}
+
+/**
+ * max_split_size_mb with expandable_segments:True is taken for "both fixes at once". In 2.11 the
+ * oversize rule also keeps the free blocks of max_split_size or more inside an expandable segment from
+ * serving smaller requests, so where a small live block fences such a block off from the segment's end,
+ * each new request maps more memory: reserved grows while allocated stays small (pytorch/pytorch#123548,
+ * which the replay reproduces).
+ */
+export function maxSplitWithExpandable(config: AllocatorConfig): string | null {
+  if (!config.expandableSegments || !Number.isFinite(config.maxSplitSize)) return null;
+  return (
+    `max_split_size_mb with expandable_segments:True: PyTorch 2.11 keeps free blocks of ${formatSize(config.maxSplitSize)} or more ` +
+    'inside expandable segments from serving smaller requests, so reserved memory can grow while allocated memory stays small ' +
+    '(pytorch/pytorch#123548); this replay does the same. expandable_segments:True alone usually does better.'
   );
 }

@@ -1,6 +1,7 @@
 // "What if this recording had run under that config?": the recorded config, the chosen one,
 // the address model that fits, and the replay, in one call shared by the CLI, the worker and tests.
 import { fractionCapacity, H200_TOTAL_MEMORY, type Capacity } from '../../allocator/capacity';
+import { maxSplitWithExpandable } from '../../allocator/config-myths';
 import { sameDecisions, type AllocatorConfig } from '../../allocator/config';
 import { parseAllocConf } from '../../allocator/config-parser';
 import { recordedConfig } from '../snapshot/recorded-config';
@@ -156,6 +157,8 @@ export function oomVerdict(stream: RequestStream, result: ReplayResult): string[
  * and segments a recorded-address replay had to place itself. */
 export function replayNotes(result: ReplayResult): string[] {
   const notes = result.problems.map((p) => `Inconsistent trace: ${p}`);
+  const together = maxSplitWithExpandable(result.allocator.config);
+  if (together) notes.push(together);
   if (result.divergences.length > 0) {
     const first = result.divergences[0]!;
     notes.push(
