@@ -40,6 +40,9 @@ export class PoolInference {
   private readonly known = new Map<number, [number, number][]>();
   /** Whether the final snapshot has any private pool (else every request is the default pools'). */
   readonly active: boolean;
+  /** Segments freed during the trace whose pool nothing decided (the allocations around them disagree,
+   * or there are none): taken as the default pools' (resolve() fills it). */
+  readonly guessed: Incarnation[] = [];
 
   /** `recorded`: the trace's own pool ids (TraceColumns.recordedPools), where it has them. */
   constructor(
@@ -137,7 +140,12 @@ export class PoolInference {
       for (const at of inc.at) this.remember(inc.stream, at, inc.pool);
     }
     for (const list of this.known.values()) list.sort((a, b) => a[0] - b[0]);
-    for (const inc of this.all) if (!inc.alive) inc.pool = this.nearby(inc.stream, inc.first);
+    for (const inc of this.all) {
+      if (inc.alive) continue;
+      const pool = this.nearby(inc.stream, inc.first);
+      if (pool === null && inc.requests.length > 0) this.guessed.push(inc);
+      inc.pool = pool ?? 0;
+    }
     for (const freed of releases) {
       const small = (x: Incarnation): boolean => x.size === SMALL_SEGMENT;
       const turn = freed.findIndex((x, k) => k > 0 && !small(x) && small(freed[k - 1]!));
@@ -150,16 +158,16 @@ export class PoolInference {
   }
 
   /** The pool of the known allocations around trace index `at` on `stream`: the one both sides agree
-   * on, or the stream's only pool; else the default. */
-  private nearby(stream: number, at: number): number {
+   * on, or the stream's only pool; null when they disagree or there are none. */
+  private nearby(stream: number, at: number): number | null {
     const list = this.known.get(stream);
-    if (!list || list.length === 0) return 0;
+    if (!list || list.length === 0) return null;
     const k = lastAtOrBelow(list.length, (i) => list[i]![0] <= at);
     const before = list[k]?.[1];
     const after = list[k + 1]?.[1];
-    if (before !== undefined && after !== undefined) return before === after ? before : 0;
+    if (before !== undefined && after !== undefined) return before === after ? before : null;
     const only = list[0]![1];
-    return list.every((e) => e[1] === only) ? only : 0;
+    return list.every((e) => e[1] === only) ? only : null;
   }
 }
 

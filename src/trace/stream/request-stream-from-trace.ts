@@ -268,6 +268,14 @@ export function requestStreamFromTrace(
         'each request draws from the pool its block was in, and a pool\'s cached blocks serve only that pool.',
     );
   }
+  if (pools.guessed.length > 0) {
+    const requests = pools.guessed.flatMap((inc) => inc.requests);
+    notes.push(
+      `The pool of ${counted(requests.length, 'allocation')} in ${counted(pools.guessed.length, 'segment')} freed before the end (first at request ${grouped(Math.min(...requests))}) ` +
+        'is a guess: a 2.11 trace records no pool per entry, the final snapshot no longer shows those segments, and the allocations around them ' +
+        "draw from different pools. They are taken as the default pools'; where a MemPool or a graph's pool served them, the replay can differ from there.",
+    );
+  }
   if (problems.length > 0) notes.push(...problems.map((p) => `Inconsistent trace: ${p}`));
   return stream;
 }

@@ -1,0 +1,43 @@
+// Which pool a 2.11 trace's allocations drew from, where the trace records none: a segment freed
+// during the trace takes the pool of the allocations around it on its stream, and where those disagree
+// (a MemPool used in turn with the default pool, then deleted) the pool is a guess the stream says so.
+import { describe, expect, test } from 'vitest';
+import type { SnapshotSegment } from '../../src/trace/snapshot/snapshot';
+import { PoolInference } from '../../src/trace/stream/pool-inference';
+
+const MiB = 2 ** 20;
+const D = 0x10000000; // a default-pool segment alive at the end
+const P = 0x20000000; // a private pool's segment alive at the end
+const X = 0x30000000; // a segment made and freed during the trace
+const finalSegments = [
+  { address: D, total_size: 20 * MiB, segment_pool_id: [0, 0] },
+  { address: P, total_size: 20 * MiB, segment_pool_id: [1, 7] },
+] as unknown as SnapshotSegment[];
+
+/** Allocations on stream 0 in D (or P), then one in X freed again, then one in P (or D). */
+function run(before: number, after: number) {
+  const pools = new PoolInference(finalSegments);
+  const column = new Int32Array(3).fill(-1);
+  pools.segmentMade(before, 20 * MiB, 0, 0);
+  column[0] = pools.alloc(before, 0, 1, 0);
+  pools.segmentMade(X, 20 * MiB, 0, 2);
+  column[1] = pools.alloc(X, 0, 3, 1);
+  const gone = pools.segmentGone(X, 20 * MiB, 0, 4);
+  pools.segmentMade(after, 20 * MiB, 0, 5);
+  column[2] = pools.alloc(after, 0, 6, 2);
+  pools.resolve(column, [[gone]]);
+  return { pools, column };
+}
+
+describe('pool inference for a 2.11 trace', () => {
+  test('a freed segment between allocations of one pool takes that pool, and nothing is guessed', () => {
+    const { pools, column } = run(P, P);
+    expect([...column]).toEqual([1, 1, 1]);
+    expect(pools.guessed).toEqual([]);
+  });
+  test('between the default pool and a private one: the default, said to be a guess', () => {
+    const { pools, column } = run(D, P);
+    expect([...column]).toEqual([0, 0, 1]);
+    expect(pools.guessed.map((g) => [g.addr, g.requests])).toEqual([[X, [1]]]);
+  });
+});
