@@ -1,5 +1,8 @@
 // What the CLI's commands print alike: memory_stats() as a table, a replay's notes, and the error a
 // mistake on the command line gets.
+import { categorize, categoryRecord, categoryTotals } from '../trace/categories/categories';
+import type { TraceDetails } from '../trace/snapshot/trace-columns';
+import type { RequestStream } from '../trace/stream/request-stream';
 import { parseByteSize } from '../allocator/byte-size';
 import type { Capacity } from '../allocator/capacity';
 import { formatSize } from '../allocator/format-size';
@@ -49,4 +52,11 @@ export function printReplay(result: ReplayResult, notes: readonly string[]): voi
     `at the end: reserved - allocated ${formatSize(f.reservedMinusAllocated)}, inactive split ${formatSize(f.inactiveSplit)}, ` +
       `largest free block ${formatSize(f.largestFreeBlock)}, external fragmentation ${(f.externalRatio * 100).toFixed(1)}%`,
   );
+}
+
+/** replay --json's and stats --json's "categories": requested bytes by category at the peak of live
+ * requested bytes, at the end (an OOM's request, where the run failed), and each one's largest. */
+export function categoriesJson(stream: RequestStream, details: TraceDetails | undefined, result: ReplayResult) {
+  const totals = categoryTotals(stream, categorize(stream, details), result.ooms[0]?.request ?? stream.length - 1);
+  return { totals, json: { at_peak: categoryRecord(totals.atPeak), at_end: categoryRecord(totals.atEnd), max: categoryRecord(totals.max), peak_request: totals.peakRequest } };
 }

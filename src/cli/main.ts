@@ -21,7 +21,8 @@ import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } f
 import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { COMMANDS, OPTIONS } from './cli-options';
-import { capacityOption, noteLine, oomsOf, printReplay, statsTable, UsageError } from './cli-format';
+import { capacityOption, categoriesJson, noteLine, oomsOf, printReplay, statsTable, UsageError } from './cli-format';
+import { categorySentence } from '../trace/categories/categories';
 import { predictCommand } from './predict';
 import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
@@ -125,8 +126,8 @@ async function main(argv: string[]): Promise<number> {
   const d = deviceIndex(values.device);
   const until = values.until?.trim();
   if (until !== undefined && !/^\d+$/.test(until)) throw new UsageError(`--until takes a request index, not '${values.until}'`);
-  // Only --out needs the times and stack frames; a replay needs the columns alone.
-  const { snapshot, traces } = await loadForReplay(file, values.out !== undefined);
+  // The stack frames: for --out, and for the categories of memory (trace/categories).
+  const { snapshot, traces } = await loadForReplay(file, true);
   requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
@@ -146,9 +147,10 @@ async function main(argv: string[]): Promise<number> {
     const exported = exportSnapshot(result, run.stream, { config: run.config, device: d, ...(details ? { sourceDetails: details } : {}) });
     writeFileSync(values.out, encodeSnapshotFile(exported, format));
   }
+  const categories = categoriesJson(run.stream, traces[d]?.details, result);
   if (values.json) {
     for (const note of run.notes) console.error(noteLine(note));
-    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result) }));
+    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), categories: categories.json }));
     return 0;
   }
   console.log(`config:    ${configToString(run.config) || '(defaults)'}${sameDecisions(run.config, run.recorded) ? ' (as recorded)' : ''}`);
@@ -157,6 +159,8 @@ async function main(argv: string[]): Promise<number> {
   console.log(`addresses: ${run.addresses}`);
   console.log(`requests:  ${run.stream.length}   trace events: ${result.events.length}`);
   printReplay(result, run.notes);
+  const { totals } = categories;
+  console.log(`at the peak of live memory (request ${totals.peakRequest}): ${categorySentence(totals.atPeak)} (splitscope explain says more)`);
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;
 }
@@ -171,7 +175,7 @@ function deviceIndex(arg: string | undefined): number {
 /** splitscope stats: the final state as recorded (segsum, pools, free blocks), then as the model has it at the end. */
 async function stats(file: string, deviceArg: string | undefined, conf: string | undefined, capacity: Capacity | null | undefined, json: boolean): Promise<number> {
   const d = deviceIndex(deviceArg);
-  const { snapshot, traces } = await loadForReplay(file);
+  const { snapshot, traces } = await loadForReplay(file, true);
   requireDevice(file, { snapshot, traces }, d);
   const run = replaySnapshot(snapshot, {
     ...(traces[d] ? { trace: traces[d] } : {}),
@@ -184,7 +188,8 @@ async function stats(file: string, deviceArg: string | undefined, conf: string |
   const free = freeBlocksBySize(snapshot);
   const f = fragmentation(run.result.allocator);
   if (json) {
-    console.log(JSON.stringify({ segsum: segmentSummary(snapshot), pools, freeBlocks: free, fragmentation: f, stats: run.result.stats }));
+    const categories = categoriesJson(run.stream, traces[d]?.details, run.result).json;
+    console.log(JSON.stringify({ segsum: segmentSummary(snapshot), pools, freeBlocks: free, fragmentation: f, stats: run.result.stats, categories }));
     return 0;
   }
   console.log(segmentSummary(snapshot));

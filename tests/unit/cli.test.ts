@@ -24,7 +24,13 @@ describe('splitscope replay', () => {
     const r = cli('replay', FIXTURE, '--conf', 'roundup_power2_divisions:4', '--capacity', '6GiB', '--json');
     expect(r.code).toBe(0);
     const result = JSON.parse(r.out);
-    expect(Object.keys(result)).toEqual(['stats', 'ooms']);
+    expect(Object.keys(result)).toEqual(['stats', 'ooms', 'categories']);
+    // Requested bytes by category (trace/categories), up to the first OOM: at most what was allocated.
+    expect(Object.keys(result.categories)).toEqual(['at_peak', 'at_end', 'max', 'peak_request']);
+    expect(Object.keys(result.categories.at_peak)).toEqual(['parameter', 'gradient', 'optimizer_state', 'activation', 'temporary', 'input', 'other']);
+    const sum = (o: Record<string, number>) => Object.values(o).reduce((a, b) => a + b, 0);
+    expect(sum(result.categories.at_peak)).toBeLessThanOrEqual(result.stats['allocated_bytes.all.peak']);
+    expect(result.categories.peak_request).toBeLessThanOrEqual(result.ooms[0].request);
     expect(result.stats['num_ooms']).toBe(15); // as the recording under that config had
     expect(result.ooms).toHaveLength(15);
     expect(result.ooms[0]).toMatchObject({ size: 671088640 });
@@ -159,7 +165,8 @@ describe('splitscope stats', () => {
     expect(r.out).toMatch(/Free blocks by size/);
     expect(r.out).toMatch(/reserved_bytes\.all\.current\s+\d+/);
     const json = JSON.parse(cli('stats', file, '--json').out);
-    expect(Object.keys(json)).toEqual(['segsum', 'pools', 'freeBlocks', 'fragmentation', 'stats']);
+    expect(Object.keys(json)).toEqual(['segsum', 'pools', 'freeBlocks', 'fragmentation', 'stats', 'categories']);
+    expect(json.categories).toEqual(JSON.parse(cli('replay', file, '--json').out).categories);
     expect(json.stats).toEqual(JSON.parse(cli('replay', file, '--json').out).stats);
   });
 

@@ -8,9 +8,9 @@ const SRC = resolve(__dirname, '../../src');
 
 /** Layers from the bottom: a module may import its own layer and those below. */
 const LAYER_RANK: Record<string, number> = { lib: 0, allocator: 1, trace: 2, plot: 3, worker: 4, gpu: 4, state: 5, views: 6, cli: 6 };
-/** Steps of the trace layer's data flow (DESIGN.md: file -> request stream -> replay -> sweeps of replays,
+/** Steps of the trace layer's data flow (DESIGN.md: file -> request stream (what each request is: categories) -> replay -> sweeps of replays,
  * and predictions of streams at other sizes, which replay like any other). */
-const TRACE_RANK: Record<string, number> = { pickle: 0, snapshot: 1, stream: 2, measures: 2, replay: 3, sweep: 4, predict: 4 };
+const TRACE_RANK: Record<string, number> = { pickle: 0, snapshot: 1, stream: 2, measures: 2, categories: 2, replay: 3, sweep: 4, predict: 4 };
 
 interface Import {
   file: string;
