@@ -13,7 +13,8 @@ import { replay } from '../src/trace/replay/replay';
 import { planSnapshotReplay } from '../src/trace/replay/replay-snapshot';
 import { exportSnapshot } from '../src/trace/replay/snapshot-export';
 import { decodeSnapshotForReplay, encodeSnapshotFile } from '../src/trace/snapshot/snapshot-file';
-import { RequestKind, RequestStreamBuilder, type RequestStream } from '../src/trace/stream/request-stream';
+import { RequestKind, type RequestStream } from '../src/trace/stream/request-stream';
+import { editStream } from '../src/trace/stream/stream-edit';
 import { fixture, median, report, ROOT } from './harness';
 import { DEFAULT_CONFIG } from '../src/allocator/config';
 import { allocationStacks } from '../src/trace/measures/allocation-stacks';
@@ -29,26 +30,10 @@ function doubled(s: RequestStream): RequestStream {
   const dropped = new Set<number>();
   let n = 0;
   for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc && freed.has(s.id[i]!) && ++n % 400 === 0) dropped.add(s.id[i]!);
-  const out = new RequestStreamBuilder(s.length);
-  out.idCount = s.idCount;
-  // keptBefore[i]: the requests kept before request i, for the indices that point between requests.
-  const keptBefore = new Int32Array(s.length + 1);
-  for (let i = 0; i < s.length; i++) {
-    keptBefore[i] = out.length;
-    const id = s.id[i]!;
-    if (dropped.has(id)) continue;
-    const bytes = freed.has(id) && s.size[i]! >= MiB ? 2 * s.size[i]! : s.size[i]!;
-    if (s.kind[i] === RequestKind.alloc) out.alloc(id, bytes, s.stream[i]!, s.source[i]!, -1, s.pool[i]!);
-    else out.free(id, bytes, s.stream[i]!, s.source[i]!, s.kind[i] === RequestKind.freeDeferred);
-  }
-  keptBefore[s.length] = out.length;
-  const after = (xs: Int32Array): Int32Array => xs.map((i) => (i < 0 ? i : keptBefore[i + 1]! - 1));
-  const built = out.finish({ ...s, recordedEmptyCache: after(s.recordedEmptyCache), recordedOoms: new Int32Array(0), recordedSegments: [], recordedMappings: [] });
-  return {
-    ...built,
-    completions: { before: s.completions.before.map((i) => keptBefore[i]!), id: s.completions.id },
-    releasedPools: { after: after(s.releasedPools.after), pool: s.releasedPools.pool },
-  };
+  const drop = new Set<number>();
+  for (let i = 0; i < s.length; i++) if (dropped.has(s.id[i]!)) drop.add(i);
+  const { stream } = editStream(s, { drop, resize: (i, size) => (freed.has(s.id[i]!) && size >= MiB ? 2 * size : size) });
+  return { ...stream, recordedOoms: new Int32Array(0), recordedSegments: [], recordedMappings: [] };
 }
 
 function writePair(): [string, string] {

@@ -18,7 +18,7 @@ export interface EarlyRead {
 }
 
 /** Commands that replay FILE, the whole of it. */
-const REPLAYING = new Set(['replay', 'sweep', 'stats']);
+const REPLAYING = new Set(['replay', 'sweep', 'stats', 'explain']);
 
 function read(file: string): EarlyRead | null {
   try {

@@ -24,6 +24,7 @@ import { COMMANDS, OPTIONS } from './cli-options';
 import { capacityOption, categoriesJson, noteLine, oomsOf, printReplay, statsTable, UsageError } from './cli-format';
 import { categorySentence } from '../trace/categories/categories';
 import { predictCommand } from './predict';
+import { explainCommand } from './explain';
 import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
 import { serveOpen } from './open-server';
@@ -49,6 +50,11 @@ const USAGE = `usage:
                         well the sizes were fitted, and the memory it needs (the smallest cap, which cards);
                         or the largest size whose predicted run fits the cap, under each --conf given
                         (default: the recorded config, and it with expandable_segments:True)
+  splitscope explain FILE [--conf STRING] [--capacity SIZE] [--json]
+                        the story of the run's OOM (or its peak): what the memory was (parameters,
+                        gradients, optimizer state, activations, temporaries, input), what was reserved
+                        but unallocated and where, the steps and what grew over them, and the fixes worth
+                        trying (settings, empty_cache(), a site freed earlier), each replayed
   splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
                         the final state: what python -m torch.cuda._memory_viz stats prints, segments
                         by pool and stream, free blocks by size, and the replay's memory_stats()
@@ -111,6 +117,7 @@ async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'stats') return stats(file, values.device, conf, capacity, values.json ?? false);
+  if (command === 'explain') return explainCommand(file, { ...(conf !== undefined ? { conf } : {}), capacity, json: values.json ?? false }, loadForReplay);
   if (command === 'open') return open(file, values.port, values.host);
   if (command === 'report') return report(file, values.out, conf);
   if (values.addresses !== undefined && values.addresses !== 'recorded' && values.addresses !== 'simulated') {

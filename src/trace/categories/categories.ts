@@ -9,8 +9,8 @@
 //   the next step's forward has begun
 //   made and freed in one forward, backward
 //   or optimizer step                        temporary
-//   made building or moving the model        parameter (parameters and buffers), unless freed before
-//                                            the first forward (a scratch tensor of the setup)
+//   made building or moving the model        parameter (parameters and buffers, and the copies a
+//                                            .cuda() then .to(dtype) makes on the way)
 //   made by the data loader, or by the
 //   program's code outside a forward and
 //   freed after the next forward began       input
@@ -65,7 +65,6 @@ export function categorize(stream: RequestStream, details: TraceDetails | undefi
     if (stream.kind[i] === RequestKind.alloc) madeAt[stream.id[i]!] = i;
     else freedAt[stream.id[i]!] = i;
   }
-  const firstForward = kinds.indexOf(Phase.forward) >= 0 ? phases.first[kinds.indexOf(Phase.forward)]! : Infinity;
   // The first request of the next step's forward after each instance: a forward that follows a
   // backward or an optimizer step (Infinity: none; the trace ends in this step).
   const nextStep = new Float64Array(kinds.length).fill(Infinity);
@@ -105,7 +104,7 @@ export function categorize(stream: RequestStream, details: TraceDetails | undefi
         else of[id] = (f >= 0 ? f <= nextStep[inst]! : nextStep[inst] === Infinity) ? Category.activation : Category.other;
         break;
       case Phase.init:
-        of[id] = f >= 0 && f < firstForward ? Category.other : Category.parameter;
+        of[id] = Category.parameter;
         break;
       case Phase.data:
         of[id] = Category.input;
