@@ -27,6 +27,7 @@ export async function explainCommand(
   const details = traces[0]?.details;
   const e = explainRun(plan.stream, details, allocationStacks(plan.stream, details, snapshot), {
     config: plan.config,
+    addresses: plan.addresses,
     ...(plan.capacity ? { capacity: plan.capacity } : {}),
   });
   const conf = configToString(plan.config);

@@ -9,6 +9,10 @@ import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
 import { GLOSSARY, type Term } from './glossary';
 import { useDelayed } from './use-delayed';
+import { useQuery } from '@tanstack/react-query';
+import { memoryKindsQuery } from '../state/memory-kinds';
+import { CATEGORY_COUNT, CATEGORY_NAMES, categorySentence } from '../trace/categories/categories';
+import { BlockState, type MemoryLayout } from '../trace/measures/memory-layout';
 
 const BYTE_ROWS: [string, Term][] = [
   ['allocated_bytes.all.current', 'allocated'],
@@ -61,6 +65,7 @@ export function StatsPanel() {
   const panel = usePanel('ooms');
   const current = !!summary && !!view && keyId(view.key) === keyId(key) && keyId(summary.key) === keyId(key);
   const dim = useDelayed(!current);
+  const kinds = useQuery(memoryKindsQuery(key)).data;
   if (!summary || !view) return <section className="stats-panel" aria-label="Stats" />;
   const at = view.stats;
   const end = summary.stats;
@@ -105,6 +110,7 @@ export function StatsPanel() {
           ))}
         </tbody>
       </table>
+      {kinds && kinds.of.length > 0 && <MemoryKinds of={kinds.of} layout={view.layout} peakRequest={kinds.peakRequest} atPeak={kinds.atPeak} seek={seek} />}
       {summary.ooms.length > 0 && (
         <details className="ooms" {...panel}>
           <summary>
@@ -133,6 +139,51 @@ export function StatsPanel() {
           ))}
         </dl>
       </details>
+    </section>
+  );
+}
+
+/** What is allocated at the cursor by category (requested bytes of the blocks the cursor's state holds
+ * for the program), and at the moment the program held the most. */
+function MemoryKinds({ of, layout, peakRequest, atPeak, seek }: { of: Uint8Array; layout: MemoryLayout; peakRequest: number; atPeak: Float64Array; seek(i: number): void }) {
+  const bytes = new Float64Array(CATEGORY_COUNT);
+  for (let b = 0; b < layout.blockAddr.length; b++) {
+    if (layout.blockState[b] === BlockState.allocated) bytes[of[layout.blockId[b]!] ?? CATEGORY_COUNT - 1]! += layout.blockRequested[b]!;
+  }
+  const at = (c: number): number => bytes[c]!;
+  const total = bytes.reduce((x, y) => x + y, 0);
+  return (
+    <section className="memory-kinds-stats" aria-label="What the memory is">
+      <h3>
+        <span className="term" tabIndex={0} title="Requested bytes of the allocations alive at the cursor, by what they are: from the phase of the program each was made and freed in (forward, backward, the optimizer step, model setup), read from its stack.">
+          What is allocated, by category
+        </span>
+      </h3>
+      <table className="stats">
+        <tbody>
+          {CATEGORY_NAMES.map((name, c) =>
+            at(c) > 0 ? (
+              <tr key={name} data-category={c}>
+                <th scope="row">
+                  <span className={`cat-swatch cat-${c}`} />
+                  {name}
+                </th>
+                <td data-bytes={at(c)}>{formatSize(at(c))}</td>
+                <td>{total > 0 ? `${Math.round((at(c) / total) * 100)}%` : ''}</td>
+              </tr>
+            ) : null,
+          )}
+        </tbody>
+      </table>
+      {peakRequest >= 0 && (
+        <p className="hint memory-kinds-peak">
+          At the peak (
+          <button className="link" onClick={() => seek(peakRequest)}>
+            request {grouped(peakRequest)}
+          </button>
+          ): {categorySentence(atPeak)}.
+        </p>
+      )}
     </section>
   );
 }

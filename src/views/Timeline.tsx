@@ -46,7 +46,20 @@ export interface TimelineProps {
   annotations?: readonly TimelineAnnotation[];
   /** A memory cap the replay ran under: a line across the chart where reserved memory may go no higher. */
   cap?: number | null;
+  /** Requested bytes stacked by what the memory is (trace/categories), drawn as areas under allocated. */
+  layers?: TimelineLayers | null;
 }
+
+export interface TimelineLayers {
+  /** Row c (each as long as the series) holds layers 0..c together: the tops of the stacked areas. */
+  stacked: Float32Array;
+  names: readonly string[];
+}
+
+/** Layer c's row of `layers`, `n` long. */
+const layerRow = (l: TimelineLayers, c: number, n: number): Float32Array => l.stacked.subarray(c * n, (c + 1) * n);
+/** At most this many layers (one path each in the SVG). */
+const LAYERS = 7;
 
 export interface TimelineOverlay {
   series: Float64Array;
@@ -82,7 +95,7 @@ const NO_ANNOTATIONS: readonly TimelineAnnotation[] = [];
 /** Height of one strip of annotation bands at the plot's top, px. */
 const STRIP = 9;
 
-export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null, timed: hasTime = false, time = null, onWantTime, annotations = NO_ANNOTATIONS, cap = null }: TimelineProps) {
+export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, calls = NO_CALLS, overlay = null, marks = null, timed: hasTime = false, time = null, onWantTime, annotations = NO_ANNOTATIONS, cap = null, layers = null }: TimelineProps) {
   const [overTime, setOverTime] = useState(false);
   const timed = overTime && time !== null && series !== null && time.length === series.allocated.length;
   const plotRef = useRef<HTMLDivElement>(null);
@@ -92,7 +105,8 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, overlay, marks, timed, time, annotations, cap, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, overlay, layers, marks, timed, time, annotations, cap, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  live.current.layers = layers;
   live.current.timed = timed;
   live.current.cap = cap;
   live.current.time = time;
@@ -139,7 +153,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     const capShown = L.cap !== null && s !== null && L.cap <= 2 * L.max ? L.cap : null;
     const axis = byteAxis(Math.max(L.max, capShown ?? 0), Math.max(2, Math.floor(ih / 30)));
     const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
-    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}:${capShown}`;
+    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.layers)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}:${capShown}`;
 
     const drawAxes = (): void => {
       root.attr('width', L.width).attr('height', L.height);
@@ -191,6 +205,9 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       const env = s && { reserved: envelope(s.reserved, columns), active: envelope(s.active, columns), allocated: envelope(s.allocated, columns) };
       const paths = env ? seriesPaths(env, xi, y) : { reservedArea: '', reserved: '', active: '', allocated: '' };
       const over = s && L.overlay && L.overlay.series.length === s.allocated.length ? L.overlay.series : null;
+      const n = s?.allocated.length ?? 0;
+      const layered = s && L.layers && L.layers.stacked.length === L.layers.names.length * n ? L.layers : null;
+      const layerPaths = Array.from({ length: LAYERS }, (_, c) => [`.tl-layer-${c}`, layered && c < layered.names.length ? areaPath(envelope(layerRow(layered, c, n), columns), xi, y) : ''] as const);
       const part = (name: string): Element | null => svg.querySelector(name);
       // Many slider positions replay alike: the same paths leave the canvas as it is.
       let seriesChanged = false;
@@ -200,6 +217,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         ['.tl-active', paths.active],
         ['.tl-allocated', paths.allocated],
         ['.tl-overlay', over ? areaPath(envelope(over, columns), xi, y) : ''],
+        ...layerPaths,
       ] as const) {
         if (setChanged(part(name), 'd', d)) seriesChanged = true;
       }
@@ -269,7 +287,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, []);
 
-  useEffect(schedule, [series, at, overlay, marks, timed, annotations, cap]); // eslint-disable-line react-hooks/exhaustive-deps
+  useEffect(schedule, [series, at, overlay, layers, marks, timed, annotations, cap]); // eslint-disable-line react-hooks/exhaustive-deps
 
   // A theme change recolours the SVG by itself; the canvas is painted again.
   useEffect(() => {
@@ -363,6 +381,19 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <span className="tl-overlay-label">{overlay.label}</span> <b className="tl-value">{value(overlay.series, at)}</b>
           </li>
         )}
+        {layers &&
+          series &&
+          layers.names.map((name, c) => {
+            const n = series.allocated.length;
+            if (layers.stacked.length !== layers.names.length * n || at < 0) return null;
+            const bytes = layers.stacked[c * n + at]! - (c > 0 ? layers.stacked[(c - 1) * n + at]! : 0);
+            return bytes > 0 ? (
+              <li key={name} className="tl-layer-key" data-layer={c}>
+                <span className={`tl-swatch tl-sw-layer-${c}`} />
+                {name} <b className="tl-value">{formatSize(bytes)}</b>
+              </li>
+            ) : null;
+          })}
         {marks && (
           <li title="Requests the search matched">
             <span className="tl-mark tl-mk-match">|</span>matches ×{count(marks.length)}
@@ -408,6 +439,10 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <g className="tl-grid" />
             {/* Painted on the canvas under this SVG (.tl-series); hidden here, shown in exports (svg-export.ts). */}
             <path className="tl-reserved-area" data-canvas="" />
+            {/* The stacked layers, the top one first: each lower one is painted over it. */}
+            {Array.from({ length: LAYERS }, (_, k) => LAYERS - 1 - k).map((c) => (
+              <path key={c} className={`tl-layer tl-layer-${c}`} data-canvas="" />
+            ))}
             <path className="tl-reserved" data-canvas="" />
             <path className="tl-active" data-canvas="" />
             <path className="tl-allocated" data-canvas="" />

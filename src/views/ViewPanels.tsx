@@ -3,7 +3,7 @@ import { useId, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
 import { callWorker } from '../state/replay-client';
-import { allocationFrames, useSession, useSourceKey } from '../state/session-store';
+import { allocationFrames, useSession, useSourceKey, useViewKey } from '../state/session-store';
 import { searchQuery, useSearch } from '../state/search-store';
 import { idsOf, useStacks } from '../state/stack-store';
 import { sourceParts } from '../state/view-key';
@@ -13,7 +13,10 @@ import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/mem
 import { shortFrame } from './frame-text';
 import { SearchBox } from './SearchBox';
 import { SegmentMap, type BlockMark } from './SegmentMap';
-import { Timeline, type TimelineOverlay } from './Timeline';
+import { Timeline, type TimelineLayers, type TimelineOverlay } from './Timeline';
+import { memoryKindsQuery } from '../state/memory-kinds';
+import { CATEGORY_NAMES } from '../trace/categories/categories';
+import { grouped } from '../lib/grouped';
 
 const ALL = 'all';
 
@@ -37,6 +40,12 @@ export function ViewPanels() {
     })),
   );
   const sourceKey = useSourceKey();
+  const key = useViewKey();
+  // What the memory is: the timeline stacked by category, and one category's blocks marked on the map.
+  const [byCategory, setByCategory] = useState(true);
+  const [category, setCategory] = useState<number | null>(null);
+  const kinds = useQuery({ ...memoryKindsQuery(key), enabled: byCategory || category !== null }).data;
+  const layers = useMemo<TimelineLayers | null>(() => (byCategory && kinds ? { stacked: kinds.stacked, names: CATEGORY_NAMES } : null), [byCategory, kinds]);
   // The trace's own time axis and phases: the same under every config, one per source and device.
   const axis = useQuery({ queryKey: ['axis', sourceKey.source, ...sourceParts(sourceKey)], queryFn: () => callWorker((w) => w.timeAxis(sourceKey)) }).data;
   const [wantTime, setWantTime] = useState(false);
@@ -53,10 +62,13 @@ export function ViewPanels() {
   const query = input ? (found?.query ?? null) : null;
   const searchIds = found?.ids ?? null;
   const matched = input ? (found?.requests ?? null) : null;
+  const of = kinds?.of ?? null;
   const mark = useMemo<BlockMark | null>(() => {
     if (query && matched) return (l, b) => blockMatches(query, l.blockAddr[b]!, l.blockSize[b]!, l.blockRequested[b]!, l.blockId[b]!, searchIds);
+    if (category !== null && of) return (l, b) => l.blockState[b] === BlockState.allocated && of[l.blockId[b]!] === category;
     return stacksOpen && selectedIds ? (l, b) => selectedIds.has(l.blockId[b]!) && l.blockState[b] === BlockState.allocated : null;
-  }, [query, matched, searchIds, stacksOpen, selectedIds]);
+  }, [query, matched, searchIds, stacksOpen, selectedIds, category, of]);
+  const categoryId = useId();
   const overlay = useMemo<TimelineOverlay | null>(
     () =>
       stacksOpen && selection && selectionSeries
@@ -75,6 +87,12 @@ export function ViewPanels() {
   const streams = useMemo(() => (layout ? layoutStreams(layout) : []), [layout]);
   const chosen = stream !== ALL && streams.includes(Number(stream)) ? Number(stream) : null;
   const shown = useMemo(() => (layout && chosen !== null ? layoutOfStream(layout, chosen) : layout), [layout, chosen]);
+  const categoryMarked = useMemo(() => {
+    if (category === null || !of || !layout) return null;
+    let n = 0;
+    for (let b = 0; b < layout.blockAddr.length; b++) if (layout.blockState[b] === BlockState.allocated && of[layout.blockId[b]!] === category) n++;
+    return n;
+  }, [category, of, layout]);
   const searchMarked = useMemo(() => {
     if (!query || !matched || !shown || !mark) return null;
     let n = 0;
@@ -98,6 +116,24 @@ export function ViewPanels() {
           <span className="hint">memory_stats() are per device: they count every stream.</span>
         </div>
       )}
+      <div className="memory-kinds">
+        <label>
+          <input type="checkbox" checked={byCategory} onChange={(e) => setByCategory(e.target.checked)} /> timeline by what the memory is
+        </label>
+        <label htmlFor={categoryId}>mark on the map</label>
+        <select id={categoryId} value={category === null ? '' : String(category)} onChange={(e) => setCategory(e.target.value === '' ? null : Number(e.target.value))}>
+          <option value="">nothing</option>
+          {CATEGORY_NAMES.map((name, c) => (
+            <option key={name} value={c}>
+              {name}
+            </option>
+          ))}
+        </select>
+        {categoryMarked !== null && <output className="category-marked">{grouped(categoryMarked)} blocks marked</output>}
+        <span className="hint" title="From where each allocation was made and freed: the forward pass, backward, the optimizer step, model setup (splitscope explain says more)">
+          categories from the stacks
+        </span>
+      </div>
       <SegmentMap
         layout={shown}
         cursor={view?.cursor ?? 0}
@@ -115,6 +151,7 @@ export function ViewPanels() {
         time={time}
         onWantTime={() => setWantTime(true)}
         cap={cap}
+        layers={layers}
         {...(axis ? { annotations: axis.annotations } : {})}
       />
     </section>

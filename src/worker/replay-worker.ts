@@ -33,6 +33,9 @@ import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type 
 import { coverageOf } from '../trace/replay/coverage';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { largestFit } from '../trace/predict/largest-fit';
+import { categorize, categoryTotals, stackedCategorySeries, type Categories } from '../trace/categories/categories';
+import { stepStarts } from '../trace/categories/steps';
+import { explainRun, type Explanation } from '../trace/explain/explain';
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 
 interface Source {
@@ -409,6 +412,15 @@ function streamOf(s: Source): RequestStream {
   return s.stream!;
 }
 
+/** Each allocation's category, once per stream (a prediction's size or another device brings another). */
+const categoriesByStream = new WeakMap<RequestStream, Categories>();
+function categoriesOf(s: Source): Categories {
+  const stream = streamOf(s);
+  let c = categoriesByStream.get(stream);
+  if (!c) categoriesByStream.set(stream, (c = categorize(stream, s.traces[s.device]?.details)));
+  return c;
+}
+
 /** Where the source's allocations were made (its stream built first, if no replay has yet). */
 function stacksOf(s: Source): AllocationStacks {
   s.stacks ??= allocationStacks(streamOf(s), s.traces[s.device]?.details, s.snapshot);
@@ -592,6 +604,30 @@ const api = {
     const s = sourceFor(key);
     const series = bytesOverTime(streamOf(s), stackMatcher(stacksOf(s), selection), new Set(oomsOf(settingsOf(key)).keys()));
     return moved(series, [series.buffer as ArrayBuffer]);
+  },
+
+  /**
+   * What the memory is (trace/categories): each allocation's category (by logical id), requested bytes
+   * after each request stacked by category (under `key`'s OOMs: a failed alloc never existed), and the
+   * moment the program held the most.
+   */
+  memoryKinds(key: ViewKey): { of: Uint8Array; stacked: Float32Array; peakRequest: number; atPeak: Float64Array; stepStarts: number[] } {
+    const s = sourceFor(key);
+    const stream = streamOf(s);
+    const categories = categoriesOf(s);
+    const ooms = oomsOf(settingsOf(key));
+    const stacked = stackedCategorySeries(stream, categories, new Set(ooms.keys()));
+    const first = ooms.size > 0 ? Math.min(...ooms.keys()) : stream.length - 1;
+    const totals = categoryTotals(stream, categories, first);
+    const of = categories.of.slice();
+    return moved({ of, stacked, peakRequest: totals.peakRequest, atPeak: totals.atPeak, stepStarts: stepStarts(categories) }, [of.buffer, stacked.buffer, totals.atPeak.buffer] as ArrayBuffer[]);
+  },
+
+  /** The story of the key's OOM or peak, and the fixes, each replayed (trace/explain). */
+  explain(key: ViewKey): Explanation {
+    const s = sourceFor(key);
+    const { stream, options } = plan(settingsOf(key));
+    return explainRun(stream, s.traces[s.device]?.details, stacksOf(s), { config: options.config, addresses: options.addresses ?? 'simulated', ...(options.capacity ? { capacity: options.capacity } : {}) });
   },
 
   /** The open snapshot in brief, as recorded and under `conf` (set beside another recording). */

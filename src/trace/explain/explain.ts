@@ -2,14 +2,15 @@
 // reserved but unallocated and where it sat (each stream's largest free block; the segments that a few
 // small live blocks kept from being released, with those blocks' sites and categories), the steps and
 // what grew over them, and the fixes worth trying, each replayed (fixes.ts). Every figure is the
-// replay's under the config and cap asked for, with segments placed by the driver model (a fix changes
-// where segments land, so the run it is set against must be placed the same way).
+// replay's under the config and cap asked for, segments placed as that replay places them (as recorded
+// under the recorded config: the OOM is the recording's own); each fix is a what-if, placed by the
+// driver model.
 import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { MiB } from '../../allocator/constants';
 import type { AllocationStacks } from '../measures/allocation-stacks';
 import { stackPath } from '../measures/memory-by-stack';
-import { replay } from '../replay/replay';
+import { replay, type AddressModel } from '../replay/replay';
 import { coverageOf, type Coverage } from '../replay/coverage';
 import type { TraceDetails } from '../snapshot/trace-columns';
 import type { RequestStream } from '../stream/request-stream';
@@ -60,11 +61,13 @@ const SMALL_SHARE = 0.25;
 export interface ExplainOptions {
   config: AllocatorConfig;
   capacity?: Capacity;
+  /** Where the run's segments land (default: the driver model's placement). */
+  addresses?: AddressModel;
 }
 
 export function explainRun(stream: RequestStream, details: TraceDetails | undefined, stacks: AllocationStacks, options: ExplainOptions): Explanation {
   const categories = categorize(stream, details);
-  const base = { config: options.config, addresses: 'simulated' as const, ...(options.capacity ? { capacity: options.capacity } : {}) };
+  const base = { config: options.config, addresses: options.addresses ?? ('simulated' as const), ...(options.capacity ? { capacity: options.capacity } : {}) };
   const run = replay(stream, { ...base, statsOnly: true });
   const oom = run.ooms[0];
   const totals = categoryTotals(stream, categories, oom ? oom.request : stream.length - 1);
@@ -101,7 +104,7 @@ export function explainRun(stream: RequestStream, details: TraceDetails | undefi
     held,
     steps: found,
     leaks: suspectedLeaks(stream, categories, stacks),
-    fixes: fixesFor(stream, categories, stacks, found, { ...options, baseline: run, moment: at }),
+    fixes: fixesFor(stream, categories, stacks, found, { config: options.config, ...(options.capacity ? { capacity: options.capacity } : {}), baseline: run, moment: at }),
     peakReserved: run.stats['reserved_bytes.all.peak']!,
     firstOom: oom?.request ?? null,
   };

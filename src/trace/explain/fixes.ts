@@ -29,6 +29,8 @@ export interface Fix {
   kind: FixKind;
   /** The change in words a user acts on: a PYTORCH_CUDA_ALLOC_CONF, or a line of code to add. */
   change: string;
+  /** A setting's whole PYTORCH_CUDA_ALLOC_CONF. */
+  conf?: string;
   /** The replay with the fix (first OOM in the recording's request numbers). */
   result: RunFigures;
   /** What it did, as far as the recording reaches: "no OOM through request N, where ...", "OOM 1,204 requests later". */
@@ -68,7 +70,8 @@ export function fixesFor(stream: RequestStream, categories: Categories, stacks: 
   const facts = { largestRequest, distinctSizes: 0, capacity: capacity ?? null, coverage };
   for (const c of guideCandidates(config, bestSplit?.mib ?? null, facts)) {
     const f = c.kind === 'max_split' && bestSplit ? bestSplit.figures : figures(replay(stream, { ...base, config: c.config }));
-    tried.push({ kind: 'setting', change: `PYTORCH_CUDA_ALLOC_CONF=${configToString(c.config)}`, result: f });
+    const conf = configToString(c.config);
+    tried.push({ kind: 'setting', change: `PYTORCH_CUDA_ALLOC_CONF=${conf}`, conf, result: f });
   }
 
   // empty_cache() before each step's forward.

@@ -1,0 +1,26 @@
+// What the memory is, as derived results of the view key (trace/categories, trace/explain): each
+// allocation's category and the requested bytes over the requests stacked by category, for the
+// timeline, the stats and the map's filter; and the story of the key's OOM with its fixes, each
+// replayed, for the OOM box. Both computed in the replay worker.
+import { queryOptions } from '@tanstack/react-query';
+import type { ViewKey } from '../worker/replay-settings';
+import { callWorker } from './replay-client';
+import { keyId } from './view-key';
+
+export function memoryKindsQuery(key: ViewKey) {
+  return queryOptions({
+    queryKey: ['memory-kinds', key.source, keyId(key)],
+    queryFn: () => callWorker((w) => w.memoryKinds(key)),
+  });
+}
+
+/** Above this many requests, the fixes are replayed when asked for (each is a whole replay in the
+ * replay worker, which seeks wait on meanwhile). */
+export const EXPLAIN_AT_ONCE = 200_000;
+
+export function explainQuery(key: ViewKey) {
+  return queryOptions({
+    queryKey: ['explain', key.source, keyId(key)],
+    queryFn: () => callWorker((w) => w.explain(key)),
+  });
+}
