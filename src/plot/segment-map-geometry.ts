@@ -268,6 +268,16 @@ export function fillInstances(g: SegmentMapGeometry, layout: MemoryLayout, marke
   return buffer;
 }
 
+/** `data` (fillInstances' of `layout`) with each block's flags written again for `marked`: the same
+ * rectangles, other marks (a new selection needs no new packing). */
+export function withMarks(data: ArrayBuffer, layout: MemoryLayout, marked: Uint8Array | null): ArrayBuffer {
+  const out = data.slice(0);
+  const u = new Uint32Array(out);
+  const ns = layout.segmentAddr.length;
+  for (let b = 0; b < layout.blockAddr.length; b++) u[(ns + b) * INSTANCE_WORDS + 5] = blockFlags(layout, b, marked);
+  return out;
+}
+
 function blockFlags(layout: MemoryLayout, b: number, marked: Uint8Array | null): number {
   return layout.blockState[b]! | (layout.blockOversize[b] ? FLAG_OVERSIZE : 0) | (marked?.[b] ? FLAG_MARKED : 0);
 }

@@ -27,26 +27,36 @@ export interface SegmentMapProps {
   /** The allocation (request id) pinned (from a link); the map reports pins through onPin. */
   pinned?: number | null;
   onPin?(id: number | null): void;
-  /** Which blocks a selection marks (a stack view's frame, a search); the others are dimmed. */
-  mark?: BlockMark | null;
+  /** Which blocks of `layout` a selection marks (a stack view's frame, a search, a category); the others are dimmed. */
+  marked?: BlockMarks | null;
 }
 
 /** Whether block `b` of `layout` is marked. */
 export type BlockMark = (layout: MemoryLayout, b: number) => boolean;
 
-/** Per block, 1 where marked; the count goes on the canvas as data-marked (for tests and scripts). */
-function markedBlocks(layout: MemoryLayout, mark: BlockMark | null, canvas: HTMLCanvasElement | null): Uint8Array | null {
+/** The blocks of one layout a selection marks: 1 per marked block, and how many. */
+export interface BlockMarks {
+  layout: MemoryLayout;
+  blocks: Uint8Array;
+  count: number;
+}
+
+/** `mark` applied to every block of `layout`, once (the map and the counts beside it share it). */
+export function blockMarks(layout: MemoryLayout, mark: BlockMark): BlockMarks {
+  const blocks = new Uint8Array(layout.blockAddr.length);
   let count = 0;
-  let marked: Uint8Array | null = null;
-  if (mark) {
-    marked = new Uint8Array(layout.blockAddr.length);
-    for (let b = 0; b < marked.length; b++) if (mark(layout, b)) (marked[b] = 1), count++;
-  }
+  for (let b = 0; b < blocks.length; b++) if (mark(layout, b)) (blocks[b] = 1), count++;
+  return { layout, blocks, count };
+}
+
+/** The marks of `layout` (none when they belong to another), the count on the canvas as data-marked (for tests and scripts). */
+function marksFor(layout: MemoryLayout, marked: BlockMarks | null, canvas: HTMLCanvasElement | null): Uint8Array | null {
+  const m = marked?.layout === layout ? marked : null;
   if (canvas) {
-    if (marked) canvas.dataset.marked = String(count);
+    if (m) canvas.dataset.marked = String(m.count);
     else delete canvas.dataset.marked;
   }
-  return marked;
+  return m?.blocks ?? null;
 }
 
 /** Height of the byte ruler above the canvas, px. */
@@ -77,14 +87,14 @@ const sameZoom = (z: MapZoom, t: ZoomTransform, width: number): boolean =>
   Math.abs(z.k - t.k) < 1e-6 && Math.abs(z.x * width - t.x) < 1;
 const hex = (n: number): string => `0x${n.toString(16)}`;
 
-export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, onZoom, pinned = null, onPin, mark = null }: SegmentMapProps): JSX.Element {
+export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, onZoom, pinned = null, onPin, marked = null }: SegmentMapProps): JSX.Element {
   const plotRef = useRef<HTMLDivElement>(null);
   const canvasRef = useRef<HTMLCanvasElement>(null);
   const svgRef = useRef<SVGSVGElement>(null);
   const rendererRef = useRef<SegmentMapRenderer | null>(null);
   const geometryRef = useRef<SegmentMapGeometry | null>(null);
   const layoutRef = useRef<MemoryLayout | null>(layout);
-  const markRef = useRef<BlockMark | null>(mark);
+  const markedRef = useRef<BlockMarks | null>(marked);
   const transformRef = useRef<ZoomTransform>(zoomIdentity);
   const zoomRef = useRef<ZoomBehavior<HTMLCanvasElement, unknown> | null>(null);
   const sizeRef = useRef({ width: 0, height: 0 });
@@ -170,7 +180,7 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
     if (!svg || width === 0) return;
     const g = l ? fitSegmentMap(l, height) : null;
     geometryRef.current = g;
-    if (g && l) rendererRef.current?.setScene(g, l, markedBlocks(l, markRef.current, canvasRef.current));
+    if (g && l) rendererRef.current?.setScene(g, l, marksFor(l, markedRef.current, canvasRef.current));
     // The lanes' labels, rewritten only when they change (a new layout often has the same lanes).
     const lanes = (g?.lanes ?? []).map((d) => ({ y: AXIS_HEIGHT + d.top + Math.min(13, g!.metrics.headerHeight - 2), text: `${laneLabel(d)} · ${d.endSegment - d.firstSegment} segments · ${formatSize(d.bytes)}` }));
     const lanesKey = JSON.stringify(lanes);
@@ -357,18 +367,19 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
     const id = t?.pinned && layoutRef.current ? (layoutRef.current.blockId[t.block] ?? -1) : -1;
     const block = id >= 0 && layout ? layout.blockId.indexOf(id) : -1;
     layoutRef.current = layout;
+    // The marks of this layout come with it (computed beside it): the scene is built with them once.
+    markedRef.current = marked;
     setTip(t && block >= 0 ? { ...t, block } : null);
     relayout();
-  }, [layout, relayout, setTip]);
+  }, [layout, relayout, setTip]); // eslint-disable-line react-hooks/exhaustive-deps
 
-  // A new selection: the same packing, the blocks' marks again.
+  // New marks for the layout drawn: the same scene, its blocks' flags alone written again.
   useEffect(() => {
-    if (markRef.current === mark) return;
-    markRef.current = mark;
-    const g = geometryRef.current;
+    if (markedRef.current === marked) return;
+    markedRef.current = marked;
     const l = layoutRef.current;
-    if (g && l) rendererRef.current?.setScene(g, l, markedBlocks(l, mark, canvasRef.current));
-  }, [mark]);
+    if (l && geometryRef.current && (marked === null || marked.layout === l)) rendererRef.current?.setMarks(marksFor(l, marked, canvasRef.current));
+  }, [marked]);
 
   // A click outside the map unpins.
   useEffect(() => {

@@ -12,7 +12,7 @@ import { blockMatches } from '../trace/measures/event-search';
 import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
 import { shortFrame } from './frame-text';
 import { SearchBox } from './SearchBox';
-import { SegmentMap, type BlockMark } from './SegmentMap';
+import { blockMarks, SegmentMap, type BlockMark } from './SegmentMap';
 import { Timeline, type TimelineLayers, type TimelineOverlay } from './Timeline';
 import { memoryKindsQuery } from '../state/memory-kinds';
 import { CATEGORY_NAMES } from '../trace/categories/categories';
@@ -87,18 +87,10 @@ export function ViewPanels() {
   const streams = useMemo(() => (layout ? layoutStreams(layout) : []), [layout]);
   const chosen = stream !== ALL && streams.includes(Number(stream)) ? Number(stream) : null;
   const shown = useMemo(() => (layout && chosen !== null ? layoutOfStream(layout, chosen) : layout), [layout, chosen]);
-  const categoryMarked = useMemo(() => {
-    if (category === null || !of || !layout) return null;
-    let n = 0;
-    for (let b = 0; b < layout.blockAddr.length; b++) if (layout.blockState[b] === BlockState.allocated && of[layout.blockId[b]!] === category) n++;
-    return n;
-  }, [category, of, layout]);
-  const searchMarked = useMemo(() => {
-    if (!query || !matched || !shown || !mark) return null;
-    let n = 0;
-    for (let b = 0; b < shown.blockAddr.length; b++) if (mark(shown, b)) n++;
-    return n;
-  }, [query, matched, shown, mark]);
+  // The blocks marked, once per layout and selection: the map draws them, the counts beside it read them.
+  const marked = useMemo(() => (shown && mark ? blockMarks(shown, mark) : null), [shown, mark]);
+  const searchMarked = query && matched ? (marked?.count ?? null) : null;
+  const categoryMarked = !(query && matched) && category !== null && of ? (marked?.count ?? null) : null;
   return (
     <section className="views" aria-label="Memory">
       <SearchBox marked={searchMarked} />
@@ -142,7 +134,7 @@ export function ViewPanels() {
         onZoom={setZoom}
         pinned={look.pinned}
         onPin={setPinned}
-        mark={mark}
+        marked={marked}
       />
       <Timeline series={timeline} cursor={cursor} onCursor={seek} playing={playing} onPlayingChange={setPlaying} calls={calls}
         overlay={overlay}

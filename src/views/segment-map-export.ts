@@ -32,9 +32,11 @@ export function segmentMapSvg(): string {
   const doc = new DOMParser().parseFromString(standaloneSvg(overlay), 'image/svg+xml');
   const svg = doc.documentElement;
   const defs = doc.createElementNS(SVG_NS, 'defs');
-  defs.innerHTML =
-    `<pattern id="oversize" width="7" height="7" patternUnits="userSpaceOnUse">` +
-    `<path d="M0,7 L7,0" stroke="${PALETTE[HATCH_COLOR]!.css}" stroke-width="2"/></pattern>`;
+  // The hatching over an oversize block, dimmed with the block where a selection leaves it unmarked
+  // (as the shader draws it: the stripes mixed in, then the whole dimmed).
+  const pattern = (id: string, color: string): string =>
+    `<pattern id="${id}" width="7" height="7" patternUnits="userSpaceOnUse"><path d="M0,7 L7,0" stroke="${color}" stroke-width="2"/></pattern>`;
+  defs.innerHTML = pattern('oversize', PALETTE[HATCH_COLOR]!.css) + pattern('oversize-dimmed', DIMMED_CSS[HATCH_COLOR]!);
   const g = doc.createElementNS(SVG_NS, 'g');
   g.setAttribute('transform', `translate(0,${map.top})`);
   const parts: string[] = [];
@@ -42,7 +44,7 @@ export function segmentMapSvg(): string {
   map.rects((r) => {
     const box = `x="${n(r.left)}" y="${n(r.top)}" width="${n(r.width)}" height="${n(r.height)}"`;
     parts.push(`<rect ${box} fill="${r.dimmed ? DIMMED_CSS[r.palette]! : PALETTE[r.palette]!.css}"/>`);
-    if (r.oversize && !r.dimmed) parts.push(`<rect ${box} fill="url(#oversize)"/>`);
+    if (r.oversize) parts.push(`<rect ${box} fill="url(#${r.dimmed ? 'oversize-dimmed' : 'oversize'})"/>`);
   });
   g.innerHTML = parts.join('');
   // Under the ruler and labels (after the background rect standaloneSvg put first).

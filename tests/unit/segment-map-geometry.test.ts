@@ -5,6 +5,7 @@ import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import {
   blockRect,
   fillInstances,
+  withMarks,
   fitSegmentMap,
   FLAG_SEGMENT,
   INSTANCE_WORDS,
@@ -141,6 +142,14 @@ describe('segment map geometry', () => {
       expect(f[o]! + f[o + 1]!).toBeCloseTo(blockRect(g, layout, b).x, 0);
       expect(u[o + 5]! & 15).toBe(layout.blockState[b]);
     }
+  });
+
+  test('other marks on the same instances: their flags written again, the same as instances filled with them', () => {
+    const g = fitSegmentMap(layout, 400);
+    const marked = new Uint8Array(layout.blockAddr.length).map((_, b) => (b % 3 === 0 ? 1 : 0));
+    const plain = fillInstances(g, layout);
+    expect(new Uint32Array(withMarks(plain, layout, marked))).toEqual(new Uint32Array(fillInstances(g, layout, marked)));
+    expect(new Uint32Array(withMarks(fillInstances(g, layout, marked), layout, null))).toEqual(new Uint32Array(plain));
   });
 
   test('culling keeps exactly the blocks that reach into the visible bytes', () => {

@@ -3,7 +3,7 @@
 // the device benchmark paints an offscreen texture (Dawn for Node has no canvas).
 import shader from '../../../shaders/segment-map.wgsl?raw';
 import type { MemoryLayout } from '../../trace/measures/memory-layout';
-import { fillInstances, INSTANCE_WORDS, lodInstances, visibleRanges, type SegmentMapGeometry } from '../../plot/segment-map-geometry';
+import { fillInstances, INSTANCE_WORDS, lodInstances, visibleRanges, withMarks, type SegmentMapGeometry } from '../../plot/segment-map-geometry';
 import { DIMMED_ALPHA, PALETTE } from './segment-map-palette';
 
 export interface SegmentMapView {
@@ -43,15 +43,21 @@ export class SegmentMapScene {
   /** Whether any block is marked: the unmarked ones are then dimmed. */
   readonly marking: boolean;
 
-  /** `marked`: per block of `layout`, 1 where a selection marks it (null: none). */
+  /** `marked`: per block of `layout`, 1 where a selection marks it (null: none); `data`: the instances,
+   * when they are known (another scene's with other marks). */
   constructor(
     readonly geometry: SegmentMapGeometry,
     readonly layout: MemoryLayout,
     readonly marked: Uint8Array | null = null,
+    data: ArrayBuffer = fillInstances(geometry, layout, marked),
   ) {
     this.marking = marked !== null;
-    const data = fillInstances(geometry, layout, marked);
     this.full = { data, count: data.byteLength / (INSTANCE_WORDS * 4), buffer: null, bindGroup: null };
+  }
+
+  /** This scene with other marks: the instances copied and their blocks' flags written again. */
+  withMarks(marked: Uint8Array | null): SegmentMapScene {
+    return new SegmentMapScene(this.geometry, this.layout, marked, withMarks(this.full.data, this.layout, marked));
   }
 
   /** The merged level for bins of at most a pixel at `pxPerByte`, if merging is worth it there. */

@@ -28,7 +28,7 @@ export const HATCH_COLOR = BAND_COLOR + 1;
 
 /** How much of its colour a block a selection leaves unmarked keeps, mixed into grey (the shader's `dim`). */
 export const DIMMED_ALPHA = 0.22;
-const DIM_GREY = 0.55;
+export const DIM_GREY = 0.55;
 
 /** A palette entry as an unmarked block shows it (Canvas 2D and SVG; the shader mixes the same, with
  * DIM_GREY as segment-map.wgsl's own). */

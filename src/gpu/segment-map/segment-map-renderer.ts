@@ -85,7 +85,15 @@ export class SegmentMapRenderer {
 
   /** A new layout (or a new packing of it): rebuilds the instances. */
   setScene(geometry: SegmentMapGeometry, layout: MemoryLayout, marked: Uint8Array | null = null): void {
-    const scene = new SegmentMapScene(geometry, layout, marked);
+    this.show(new SegmentMapScene(geometry, layout, marked));
+  }
+
+  /** Other marks on the scene drawn (its layout's blocks): the same rectangles, their flags written again. */
+  setMarks(marked: Uint8Array | null): void {
+    if (this.scene) this.show(this.scene.withMarks(marked));
+  }
+
+  private show(scene: SegmentMapScene): void {
     // The same picture keeps the scene drawn (and its GPU buffers): no frame, no repaint to present.
     if (this.scene?.looksLike(scene)) return;
     this.scene?.release(true);
@@ -181,12 +189,13 @@ export class SegmentMapRenderer {
     const v = this.view;
     ctx.setTransform(v.dpr, 0, 0, v.dpr, 0, 0);
     ctx.clearRect(0, 0, v.width, v.height);
-    let hatch: CanvasPattern | null = null;
+    const hatches: (CanvasPattern | null | undefined)[] = [undefined, undefined];
     this.rects((r) => {
       ctx.fillStyle = r.dimmed ? DIMMED_CSS[r.palette]! : PALETTE[r.palette]!.css;
       ctx.fillRect(r.left, r.top, r.width, r.height);
       if (r.oversize) {
-        hatch ??= hatchPattern(ctx);
+        const k = r.dimmed ? 1 : 0;
+        const hatch = (hatches[k] ??= hatchPattern(ctx, r.dimmed));
         if (hatch) {
           ctx.fillStyle = hatch;
           ctx.fillRect(r.left, r.top, r.width, r.height);
@@ -226,12 +235,13 @@ export class SegmentMapRenderer {
   }
 }
 
-function hatchPattern(ctx: CanvasRenderingContext2D): CanvasPattern | null {
+/** The oversize hatching's tile, in the hatch colour (dimmed, as the shader dims a hatched block a selection leaves unmarked). */
+function hatchPattern(ctx: CanvasRenderingContext2D, dimmed: boolean): CanvasPattern | null {
   const tile = document.createElement('canvas');
   tile.width = tile.height = 7;
   const t = tile.getContext('2d');
   if (!t) return null;
-  t.strokeStyle = PALETTE[HATCH_COLOR]!.css;
+  t.strokeStyle = dimmed ? DIMMED_CSS[HATCH_COLOR]! : PALETTE[HATCH_COLOR]!.css;
   t.lineWidth = 2;
   t.beginPath();
   t.moveTo(0, 7);
