@@ -3,6 +3,7 @@
 // user_metadata). Virtualized: only the rows in view are in the DOM, fetched from the worker by
 // pages, so a million entries scroll. The cursor's entry is highlighted and kept in view; a click on
 // a row moves the cursor to its request.
+import { hex } from '../lib/hex';
 import { useCallback, useEffect, useLayoutEffect, useRef, useState } from 'react';
 import { flushSync } from 'react-dom';
 import { useShallow } from 'zustand/react/shallow';
@@ -20,7 +21,6 @@ const PAGE = 256;
 /** Past this, the scroll range is scaled: browsers cap an element's height near 2^25 px. */
 const MAX_SCROLL_PX = 15_000_000;
 
-const hex = (n: number): string => `0x${n.toString(16)}`;
 
 export function EventList() {
   const panel = usePanel('events');

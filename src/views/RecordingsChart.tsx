@@ -1,7 +1,8 @@
 // Two recordings' timelines on one relative axis (each run from its first request to its last) and one
 // byte axis: allocated solid, reserved dashed, a colour per recording.
+import { useWidth } from './use-width';
 import { line, scaleLinear } from 'd3';
-import { useEffect, useRef, useState } from 'react';
+import { useRef } from 'react';
 import type { RecordingDigest } from '../trace/replay/recording-digest';
 import { byteAxis } from './timeline-ticks';
 
@@ -11,12 +12,7 @@ export const RECORDING_COLORS = ['light-dark(#1d5fd6, #60a5fa)', 'light-dark(#c2
 
 export function RecordingsChart({ digests }: { digests: RecordingDigest[] }) {
   const ref = useRef<HTMLDivElement>(null);
-  const [width, setWidth] = useState(0);
-  useEffect(() => {
-    const ro = new ResizeObserver(([e]) => setWidth(Math.floor(e!.contentRect.width)));
-    ro.observe(ref.current!);
-    return () => ro.disconnect();
-  }, []);
+  const width = useWidth(ref);
   const max = Math.max(1, ...digests.flatMap((d) => [...d.reserved, ...d.allocated]));
   const axis = byteAxis(max, 5);
   const iw = Math.max(1, width - M.left - M.right);

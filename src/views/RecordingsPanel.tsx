@@ -1,6 +1,7 @@
 // Recordings beside the open one: another snapshot compared with it (peaks, OOMs, the reserved-allocated
 // gap, both timelines on one relative axis, the allocation sites whose bytes at the peak differ most),
 // or the snapshots of one job's ranks, one row each with the what-if under the session's config.
+import { compareRuns } from '../trace/sweep/rank-runs';
 import { useIsFetching, useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
 import { formatSize } from '../allocator/format-size';
@@ -115,13 +116,20 @@ function CompareRecordings({ self, other }: { self: RecordingDigest; other: Reco
 }
 
 /**
- * A what-if against the recording: no OOM first, then the later first OOM, then less peak reserved (as
- * the tuning guide ranks), in words that reach no further than the recording: on one that ends at its
- * OOM or began mid-run, "better in the recorded part", never "helps".
+ * A what-if against the recording, ranked as the tuning guide ranks runs (rank-runs.ts: no OOM first,
+ * then the later first OOM, fewer OOMs, less peak reserved, less cudaMalloc/cudaFree churn), in words
+ * that reach no further than the recording: on one that ends at its OOM or began mid-run, "better in
+ * the recorded part", never "helps".
  */
 function verdict(recorded: RunFigures, whatIf: RunFigures, coverage: Coverage): string {
-  const oom = (f: RunFigures): number => (f.firstOom < 0 ? Infinity : f.firstOom);
-  const diff = oom(whatIf) !== oom(recorded) ? oom(recorded) - oom(whatIf) : whatIf.peakReserved - recorded.peakReserved;
+  const ranked = (f: RunFigures) => ({
+    num_ooms: f.ooms,
+    first_oom_request: f.firstOom < 0 ? null : f.firstOom,
+    'reserved_bytes.all.peak': f.peakReserved,
+    num_device_alloc: f.deviceAllocs,
+    num_device_free: f.deviceFrees,
+  });
+  const diff = compareRuns(ranked(whatIf), ranked(recorded));
   if (diff === 0) return 'same';
   if (wholeRun(coverage)) return diff < 0 ? 'helps' : 'hurts';
   return diff < 0 ? 'better in the recorded part' : 'worse in the recorded part';

@@ -2,6 +2,7 @@
 // state, grouped into lanes by pool and stream. The canvas is drawn by SegmentMapRenderer (WebGPU, or
 // Canvas 2D without an adapter) once per animation frame, outside React renders; d3 draws the byte
 // ruler and lane labels in an SVG overlay and owns zoom and pan (x only: rows always fit the height).
+import { hex } from '../lib/hex';
 import { registerDrawWait } from '../state/draw-sync';
 import { axisTop, scaleLinear, select, zoom, zoomIdentity, type ZoomBehavior, type ZoomTransform } from 'd3';
 import { useCallback, useEffect, useId, useRef, useState, type JSX } from 'react';
@@ -85,7 +86,6 @@ const tickLabel = (bytes: number): string => formatSize(bytes).replace('.00 ', '
 /** Whether a link's zoom is the one shown (to within a pixel). */
 const sameZoom = (z: MapZoom, t: ZoomTransform, width: number): boolean =>
   Math.abs(z.k - t.k) < 1e-6 && Math.abs(z.x * width - t.x) < 1;
-const hex = (n: number): string => `0x${n.toString(16)}`;
 
 export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, onZoom, pinned = null, onPin, marked = null }: SegmentMapProps): JSX.Element {
   const plotRef = useRef<HTMLDivElement>(null);

@@ -1,8 +1,9 @@
 // An icicle of the live memory by allocation stack: the program's entry on top, each frame a bar as
 // wide as the bytes allocated under it (d3-hierarchy's partition). Clicking a frame zooms into it
 // and selects it; its ancestors stay as full-width bars above, and clicking one zooms back out.
+import { useWidth } from './use-width';
 import { hierarchy, partition, type HierarchyRectangularNode } from 'd3';
-import { useEffect, useMemo, useRef, useState } from 'react';
+import { useMemo, useRef, useState } from 'react';
 import { formatSize } from '../allocator/format-size';
 import type { StackTree } from '../trace/measures/memory-by-stack';
 import { shortFrame } from './frame-text';
@@ -36,14 +37,8 @@ function colorOf(label: string): string {
 
 export function StackIcicle({ tree, focus, onFocus }: StackIcicleProps) {
   const boxRef = useRef<HTMLDivElement>(null);
-  const [width, setWidth] = useState(0);
+  const width = useWidth(boxRef);
   const [hover, setHover] = useState<{ k: number; x: number; y: number } | null>(null);
-  useEffect(() => {
-    const el = boxRef.current!;
-    const ro = new ResizeObserver(([e]) => setWidth(Math.floor(e!.contentRect.width)));
-    ro.observe(el);
-    return () => ro.disconnect();
-  }, []);
 
   // The partition of the whole tree, in units of bytes across and depth down.
   const nodes = useMemo(() => {

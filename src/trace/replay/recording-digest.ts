@@ -26,6 +26,7 @@ export interface RunFigures {
   gapAtPeak: number;
   fragmentationAtPeak: number;
   deviceAllocs: number;
+  deviceFrees: number;
 }
 
 export interface RecordingDigest {
@@ -73,6 +74,7 @@ function figures(snapshot: Snapshot, from: DigestSource, conf: string | undefine
     gapAtPeak: free,
     fragmentationAtPeak: free > 0 ? 1 - peak.largestFreeBlock / free : 0,
     deviceAllocs: stats['num_device_alloc']!,
+    deviceFrees: stats['num_device_free']!,
   };
   return { run, figures: f };
 }
