@@ -3,14 +3,16 @@
 // timeline, the stats and the map's filter; and the story of the key's OOM with its fixes, each
 // replayed, for the OOM box. Both computed in the replay worker.
 import { queryOptions } from '@tanstack/react-query';
-import type { ViewKey } from '../worker/replay-settings';
+import type { SourceKey, ViewKey } from '../worker/replay-settings';
 import { callWorker } from './replay-client';
-import { keyId } from './view-key';
+import { keyId, sourceParts } from './view-key';
 
-export function memoryKindsQuery(key: ViewKey) {
+/** Config alone does not change what the memory is: only the source (its device, a prediction's
+ * size) and which requests the replay on screen refused (`failed`, its OOMs), so a slider step reuses it. */
+export function memoryKindsQuery(key: SourceKey, failed: readonly number[]) {
   return queryOptions({
-    queryKey: ['memory-kinds', key.source, keyId(key)],
-    queryFn: () => callWorker((w) => w.memoryKinds(key)),
+    queryKey: ['memory-kinds', key.source, ...sourceParts(key), failed.join(',')],
+    queryFn: () => callWorker((w) => w.memoryKinds(key, [...failed])),
   });
 }
 

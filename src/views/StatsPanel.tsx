@@ -6,11 +6,10 @@ import { formatSize } from '../allocator/format-size';
 import { usePanel } from './use-panel';
 import { useShallow } from 'zustand/react/shallow';
 import { useSession, useViewKey } from '../state/session-store';
-import { keyId } from '../state/view-key';
+import { keyId, sourceKeyOf } from '../state/view-key';
 import { GLOSSARY, type Term } from './glossary';
 import { useDelayed } from './use-delayed';
-import { useQuery } from '@tanstack/react-query';
-import { memoryKindsQuery } from '../state/memory-kinds';
+import { useMemoryKinds } from './use-memory-kinds';
 import { CATEGORY_COUNT, CATEGORY_NAMES, categorySentence } from '../trace/categories/categories';
 import { BlockState, type MemoryLayout } from '../trace/measures/memory-layout';
 
@@ -65,7 +64,7 @@ export function StatsPanel() {
   const panel = usePanel('ooms');
   const current = !!summary && !!view && keyId(view.key) === keyId(key) && keyId(summary.key) === keyId(key);
   const dim = useDelayed(!current);
-  const kinds = useQuery(memoryKindsQuery(key)).data;
+  const kinds = useMemoryKinds();
   if (!summary || !view) return <section className="stats-panel" aria-label="Stats" />;
   const at = view.stats;
   const end = summary.stats;
@@ -110,7 +109,7 @@ export function StatsPanel() {
           ))}
         </tbody>
       </table>
-      {kinds && kinds.of.length > 0 && <MemoryKinds of={kinds.of} layout={view.layout} peakRequest={kinds.peakRequest} atPeak={kinds.atPeak} seek={seek} />}
+      {kinds && kinds.of.length > 0 && keyId(sourceKeyOf(view.key)) === keyId(sourceKeyOf(summary.key)) && <MemoryKinds of={kinds.of} layout={view.layout} peakRequest={kinds.peakRequest} atPeak={kinds.atPeak} seek={seek} />}
       {summary.ooms.length > 0 && (
         <details className="ooms" {...panel}>
           <summary>

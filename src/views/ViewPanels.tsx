@@ -3,7 +3,7 @@ import { useId, useMemo, useState } from 'react';
 import { useQuery } from '@tanstack/react-query';
 import { useShallow } from 'zustand/react/shallow';
 import { callWorker } from '../state/replay-client';
-import { allocationFrames, useSession, useSourceKey, useViewKey } from '../state/session-store';
+import { allocationFrames, useSession, useSourceKey } from '../state/session-store';
 import { searchQuery, useSearch } from '../state/search-store';
 import { idsOf, useStacks } from '../state/stack-store';
 import { sourceParts } from '../state/view-key';
@@ -14,7 +14,7 @@ import { shortFrame } from './frame-text';
 import { SearchBox } from './SearchBox';
 import { blockMarks, SegmentMap, type BlockMark } from './SegmentMap';
 import { Timeline, type TimelineLayers, type TimelineOverlay } from './Timeline';
-import { memoryKindsQuery } from '../state/memory-kinds';
+import { useMemoryKinds } from './use-memory-kinds';
 import { CATEGORY_NAMES } from '../trace/categories/categories';
 import { grouped } from '../lib/grouped';
 
@@ -40,11 +40,10 @@ export function ViewPanels() {
     })),
   );
   const sourceKey = useSourceKey();
-  const key = useViewKey();
   // What the memory is: the timeline stacked by category, and one category's blocks marked on the map.
   const [byCategory, setByCategory] = useState(true);
   const [category, setCategory] = useState<number | null>(null);
-  const kinds = useQuery({ ...memoryKindsQuery(key), enabled: byCategory || category !== null }).data;
+  const kinds = useMemoryKinds(byCategory || category !== null);
   const layers = useMemo<TimelineLayers | null>(() => (byCategory && kinds ? { stacked: kinds.stacked, names: CATEGORY_NAMES } : null), [byCategory, kinds]);
   // The trace's own time axis and phases: the same under every config, one per source and device.
   const axis = useQuery({ queryKey: ['axis', sourceKey.source, ...sourceParts(sourceKey)], queryFn: () => callWorker((w) => w.timeAxis(sourceKey)) }).data;

@@ -608,16 +608,15 @@ const api = {
 
   /**
    * What the memory is (trace/categories): each allocation's category (by logical id), requested bytes
-   * after each request stacked by category (under `key`'s OOMs: a failed alloc never existed), and the
-   * moment the program held the most.
+   * after each request stacked by category (`failed`: the requests a replay refused, which never
+   * existed), and the moment the program held the most (up to the first failed).
    */
-  memoryKinds(key: ViewKey): { of: Uint8Array; stacked: Float32Array; peakRequest: number; atPeak: Float64Array; stepStarts: number[] } {
+  memoryKinds(key: SourceKey, failed: number[]): { of: Uint8Array; stacked: Float32Array; peakRequest: number; atPeak: Float64Array; stepStarts: number[] } {
     const s = sourceFor(key);
     const stream = streamOf(s);
     const categories = categoriesOf(s);
-    const ooms = oomsOf(settingsOf(key));
-    const stacked = stackedCategorySeries(stream, categories, new Set(ooms.keys()));
-    const first = ooms.size > 0 ? Math.min(...ooms.keys()) : stream.length - 1;
+    const stacked = stackedCategorySeries(stream, categories, new Set(failed));
+    const first = failed.length > 0 ? Math.min(...failed) : stream.length - 1;
     const totals = categoryTotals(stream, categories, first);
     const of = categories.of.slice();
     return moved({ of, stacked, peakRequest: totals.peakRequest, atPeak: totals.atPeak, stepStarts: stepStarts(categories) }, [of.buffer, stacked.buffer, totals.atPeak.buffer] as ArrayBuffer[]);
