@@ -36,6 +36,8 @@ import { largestFit } from '../trace/predict/largest-fit';
 import { categorize, categoryTotals, stackedCategorySeries, type Categories } from '../trace/categories/categories';
 import { stepStarts } from '../trace/categories/steps';
 import { explainRun, type Explanation } from '../trace/explain/explain';
+import { smallerSizeFix } from '../trace/explain/fixes';
+import { compareRuns } from '../trace/sweep/rank-runs';
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 
 interface Source {
@@ -625,8 +627,20 @@ const api = {
   /** The story of the key's OOM or peak, and the fixes, each replayed (trace/explain). */
   explain(key: ViewKey): Explanation {
     const s = sourceFor(key);
-    const { stream, options } = plan(settingsOf(key));
-    return explainRun(stream, s.traces[s.device]?.details, stacksOf(s), { config: options.config, addresses: options.addresses ?? 'simulated', ...(options.capacity ? { capacity: options.capacity } : {}) });
+    const at = settingsOf(key);
+    const { stream, options } = plan(at);
+    const e = explainRun(stream, s.traces[s.device]?.details, stacksOf(s), { config: options.config, addresses: options.addresses ?? 'simulated', ...(options.capacity ? { capacity: options.capacity } : {}) });
+    // A predicted run that runs out of memory: the largest size that would not.
+    if (s.prediction && e.firstOom !== null) {
+      const size = at.size ?? s.prediction.size;
+      const fix = smallerSizeFix(size, (other) => {
+        const p = plan({ ...at, size: other });
+        return replay(p.stream, { ...p.options, statsOnly: true });
+      });
+      plan(at);
+      if (fix) e.fixes = [...e.fixes, fix].sort((a, b) => compareRuns(a.result, b.result));
+    }
+    return e;
   },
 
   /** The open snapshot in brief, as recorded and under `conf` (set beside another recording). */

@@ -70,6 +70,25 @@ test('two recordings and a size in, the predicted run out, with the figures of s
     `Largest size that fits the cap: ${fit.map((f) => `${f.largest} with ${f.conf || 'the defaults'} (${f.first_failing} runs out of memory)`).join('; ')}.`,
   );
   await page.locator('.size-control').screenshot({ path: `${shots}/prediction-fit.png` });
+  // Past the largest that fits, the OOM box's fixes name it: the run at that size, replayed.
+  const failing = fit[0]!.first_failing;
+  while (Number(await size.getAttribute('aria-valuenow')) < failing) {
+    await size.press('ArrowRight');
+    await ready();
+  }
+  const over = Number(await size.getAttribute('aria-valuenow'));
+  const oom = cli('--at', String(over), '--capacity', '1.7GB').ooms[0]!.request;
+  await page.evaluate(`window.splitscope.seek(${oom})`);
+  await ready();
+  await page.locator('.oom-explained summary').click({ timeout: 60_000 });
+  const sizeFix = page.locator('.oom-fixes li[data-kind=size]');
+  await sizeFix.waitFor({ timeout: 60_000 });
+  expect(await sizeFix.textContent()).toContain(`size ${fit[0]!.largest} instead of ${over}: the largest whose predicted run fits`);
+  await size.focus();
+  while (Number(await size.getAttribute('aria-valuenow')) > 11) {
+    await size.press('ArrowLeft');
+    await ready();
+  }
   await page.getByLabel('Memory cap (capacity)').selectOption('none');
   await ready();
   // Under another config, as the CLI's --conf.

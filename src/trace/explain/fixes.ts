@@ -2,6 +2,7 @@
 // listed only where the replay avoids the OOM or moves it later (with no OOM: lowers the peak):
 //   setting      the tuning guide's settings, each on top of the config asked for;
 //   empty_cache  torch.cuda.empty_cache() before each step's forward (the cache returned between steps);
+//   size         (a predicted run) the largest size whose predicted run fits (smallerSizeFix);
 //   free_earlier an allocation site whose blocks outlive the step that made them (activations, input,
 //                other: not what is meant to, parameters, gradients, optimizer state), freed at that
 //                step's end, as a `del` there would (a list that keeps a tensor per step, last step's input).
@@ -20,10 +21,11 @@ import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { editStream, type InsertedFree } from '../stream/stream-edit';
 import { compareRuns, runFigures, type RunFigures } from '../sweep/rank-runs';
 import { guideCandidates } from '../sweep/tuning-guide';
+import { largestFit } from '../predict/largest-fit';
 import { Category, CATEGORY_NAMES, type Categories } from '../categories/categories';
 import type { Step } from '../categories/steps';
 
-export type FixKind = 'setting' | 'empty_cache' | 'free_earlier';
+export type FixKind = 'setting' | 'empty_cache' | 'free_earlier' | 'size';
 
 export interface Fix {
   kind: FixKind;
@@ -166,4 +168,23 @@ function keptSites(stream: RequestStream, categories: Categories, stacks: Alloca
       }
       return { site: s.site, category: s.category, edit: { drop, freesBefore } };
     });
+}
+
+/**
+ * For a predicted run that runs out of memory at `current` (a batch, a sequence length): the largest
+ * smaller size whose predicted run has none, `runAt` replaying the run at a size under the same config
+ * and cap. Null when even size 1 runs out.
+ */
+export function smallerSizeFix(current: number, runAt: (size: number) => ReplayResult): Fix | null {
+  const top = Math.ceil(current) - 1;
+  if (top < 1) return null;
+  const fit = largestFit((size) => runAt(size).ooms.length === 0, top, top);
+  if (fit.largest === null) return null;
+  const r = runAt(fit.largest);
+  return {
+    kind: 'size',
+    change: `size ${grouped(fit.largest)} instead of ${grouped(current)}: the largest whose predicted run fits`,
+    result: runFigures(r.stats, null),
+    outcome: `no OOM at size ${grouped(fit.largest)} (${fit.firstFailing !== null ? `${grouped(fit.firstFailing)} runs out of memory` : 'predicted'})`,
+  };
 }
