@@ -4,6 +4,7 @@ import { useState } from 'react';
 import { formatSize } from '../allocator/format-size';
 import type { AllocationSite } from '../trace/measures/memory-by-stack';
 import { shortFrame } from './frame-text';
+import { CATEGORY_NAMES } from '../trace/categories/categories';
 
 type Column = 'label' | 'bytes' | 'count' | 'largest';
 
@@ -22,9 +23,11 @@ export interface SitesTableProps {
   total: number;
   selected: string | null;
   onSelect(site: string | null): void;
+  /** Each site's category (trace/categories), where known. */
+  categoryOf?: ReadonlyMap<string, number> | null;
 }
 
-export function SitesTable({ sites, total, selected, onSelect }: SitesTableProps) {
+export function SitesTable({ sites, total, selected, onSelect, categoryOf = null }: SitesTableProps) {
   const [sort, setSort] = useState<{ by: Column; down: boolean }>({ by: 'bytes', down: true });
   const [all, setAll] = useState(false);
   const sorted = [...sites].sort((a, b) => {
@@ -46,6 +49,7 @@ export function SitesTable({ sites, total, selected, onSelect }: SitesTableProps
               </th>
             ))}
             <th className="num">share</th>
+            {categoryOf && <th>what it is</th>}
           </tr>
         </thead>
         <tbody>
@@ -58,6 +62,16 @@ export function SitesTable({ sites, total, selected, onSelect }: SitesTableProps
               <td className="num">{s.count.toLocaleString()}</td>
               <td className="num">{formatSize(s.largest)}</td>
               <td className="num">{total > 0 ? `${((100 * s.bytes) / total).toFixed(1)}%` : '–'}</td>
+              {categoryOf && (
+                <td className="site-category" data-category={categoryOf.get(s.label)}>
+                  {categoryOf.has(s.label) && (
+                    <>
+                      <span className={`cat-swatch cat-${categoryOf.get(s.label)}`} />
+                      {CATEGORY_NAMES[categoryOf.get(s.label)!]}
+                    </>
+                  )}
+                </td>
+              )}
             </tr>
           ))}
         </tbody>

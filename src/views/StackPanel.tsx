@@ -15,6 +15,8 @@ import { shortFrame } from './frame-text';
 import { SitesTable } from './SitesTable';
 import { StackIcicle } from './StackIcicle';
 import { usePanel } from './use-panel';
+import { useMemoryKinds } from './use-memory-kinds';
+import { CATEGORY_COUNT } from '../trace/categories/categories';
 import './stack.css';
 
 export function StackPanel() {
@@ -30,6 +32,19 @@ export function StackPanel() {
   const focus = tree && selection && 'path' in selection ? Math.max(0, nodeAtPath(tree, selection.path)) : 0;
   const stackless = tree !== null && tree.label.length === 2 && tree.label[1] === NO_STACK;
   const whatIf = sourceKind === 'snapshot' && conf !== recordedConf;
+  // Each site's category: the one most of its live allocations are in (trace/categories).
+  const kinds = useMemoryKinds(panel.open);
+  const categoryOf = useMemo(() => {
+    if (!tree || !kinds) return null;
+    const counts = new Map<string, number[]>();
+    for (let j = 0; j < tree.ids.length; j++) {
+      const site = tree.label[tree.leaf[j]!]!;
+      let c = counts.get(site);
+      if (!c) counts.set(site, (c = new Array<number>(CATEGORY_COUNT).fill(0)));
+      c[kinds.of[tree.ids[j]!] ?? CATEGORY_COUNT - 1]!++;
+    }
+    return new Map([...counts].map(([site, c]) => [site, c.indexOf(Math.max(...c))]));
+  }, [tree, kinds]);
   return (
     <details className="stacks" {...panel} data-key={tree ? keyId(key) : undefined} data-at={at ?? undefined} aria-busy={panel.open && !current}>
       <summary>Which code holds the memory</summary>
@@ -69,6 +84,7 @@ export function StackPanel() {
                 sites={tree.sites}
                 total={tree.bytes[0]!}
                 selected={selection && 'site' in selection ? selection.site : null}
+                categoryOf={categoryOf}
                 onSelect={(site) => select(site === null ? null : { site })}
               />
             </>

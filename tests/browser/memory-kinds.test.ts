@@ -68,4 +68,14 @@ test('an OOM dump: the fixes explain lists, the categories at the OOM, the timel
   await page.getByLabel('mark on the map').selectOption({ label: 'gradients' });
   await page.waitForFunction(`document.querySelector('.category-marked')?.textContent === '0 blocks marked'`);
   await page.getByLabel('mark on the map').selectOption({ label: 'nothing' });
+
+  // The stack view's sites say what each is: Adam's state where it made it, activations in the model's layers.
+  await page.locator('details.stacks > summary').click();
+  await page.waitForFunction(`document.querySelectorAll('.sites td.site-category[data-category]').length > 0`, undefined, { timeout: 60_000 });
+  const sites = await page.locator('.sites tbody tr').evaluateAll((trs) =>
+    trs.map((tr) => [(tr.querySelector('td.site') as HTMLElement).dataset.site!, tr.querySelector('td.site-category')!.textContent]),
+  );
+  expect(sites.find(([site]) => /_init_group .*adam\.py/.test(site!))?.[1]).toBe('optimizer state');
+  expect(sites.find(([site]) => /forward .*linear\.py/.test(site!))?.[1]).toBe('activations');
+  await page.locator('details.stacks > summary').click();
 });
