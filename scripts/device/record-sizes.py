@@ -257,24 +257,24 @@ def fits(program, size, cap):
                       'reserved_peak': torch.cuda.memory_stats().get('reserved_bytes.all.peak', 0)}), flush=True)
 
 
-def spawn(args, conf):
+def spawn(args, conf, script=__file__):
     env = dict(os.environ, HF_HUB_OFFLINE='1', TRANSFORMERS_OFFLINE='1', PYTHONUNBUFFERED='1')
     if conf:
         env['PYTORCH_CUDA_ALLOC_CONF'] = conf
     else:
         env.pop('PYTORCH_CUDA_ALLOC_CONF', None)
-    return subprocess.Popen([sys.executable, __file__, *args], env=env, stdout=subprocess.PIPE, text=True)
+    return subprocess.Popen([sys.executable, script, *args], env=env, stdout=subprocess.PIPE, text=True)
 
 
-def run_all(jobs, par):
-    """Runs [(args, conf)] `par` at a time; returns each job's stdout."""
+def run_all(jobs, par, script=__file__):
+    """Runs [(args, conf)] `par` at a time, each `script ARGS` in a process of its own; returns each job's stdout."""
     out = [None] * len(jobs)
     running = []
     pending = list(enumerate(jobs))
     while pending or running:
         while pending and len(running) < par:
             i, (args, conf) = pending.pop(0)
-            running.append((i, spawn(args, conf), time.time(), args))
+            running.append((i, spawn(args, conf, script), time.time(), args))
         for r in list(running):
             i, p, t, args = r
             if p.poll() is not None:
