@@ -8,6 +8,8 @@ import { grouped } from '../lib/grouped';
 import { CATEGORY_NAMES, categoryRecord, categorySentence } from '../trace/categories/categories';
 import { explainRun, type Explanation } from '../trace/explain/explain';
 import { allocationStacks } from '../trace/measures/allocation-stacks';
+import { requestOfEntries } from '../trace/measures/event-rows';
+import { requestTimes, timelineAnnotations } from '../trace/measures/timeline-annotations';
 import { coverageCaveat } from '../trace/replay/coverage';
 import { planSnapshotReplay } from '../trace/replay/replay-snapshot';
 import type { SnapshotForReplay } from '../trace/snapshot/snapshot-file';
@@ -25,9 +27,14 @@ export async function explainCommand(
     ...(options.capacity !== undefined ? { capacity: options.capacity } : {}),
   });
   const details = traces[0]?.details;
+  // The program's own marks (profiler ranges, user_metadata), where it set its steps.
+  const external = snapshot.external_annotations;
+  const times = external?.length ? requestTimes(plan.stream, details) : null;
+  const annotations = timelineAnnotations(plan.stream, details, external, 0, times, () => requestOfEntries(plan.stream, traces[0]?.length ?? 0));
   const e = explainRun(plan.stream, details, allocationStacks(plan.stream, details, snapshot), {
     config: plan.config,
     addresses: plan.addresses,
+    annotations,
     ...(plan.capacity ? { capacity: plan.capacity } : {}),
   });
   const conf = configToString(plan.config);

@@ -414,6 +414,15 @@ function streamOf(s: Source): RequestStream {
   return s.stream!;
 }
 
+/** The program's marks on the source's requests (profiler ranges, user_metadata stretches). */
+function annotationsOf(s: Source): TimelineAnnotation[] {
+  const stream = streamOf(s);
+  const details = s.traces[s.device]?.details;
+  const external = s.snapshot?.external_annotations;
+  const time = external?.length ? requestTimes(stream, details) : null;
+  return timelineAnnotations(stream, details, external, s.device, time, () => entriesOf(s).requestOf);
+}
+
 /** Each allocation's category, once per stream (a prediction's size or another device brings another). */
 const categoriesByStream = new WeakMap<RequestStream, Categories>();
 function categoriesOf(s: Source): Categories {
@@ -621,7 +630,7 @@ const api = {
     const first = failed.length > 0 ? Math.min(...failed) : stream.length - 1;
     const totals = categoryTotals(stream, categories, first);
     const of = categories.of.slice();
-    return moved({ of, stacked, peakRequest: totals.peakRequest, atPeak: totals.atPeak, stepStarts: stepStarts(categories) }, [of.buffer, stacked.buffer, totals.atPeak.buffer] as ArrayBuffer[]);
+    return moved({ of, stacked, peakRequest: totals.peakRequest, atPeak: totals.atPeak, stepStarts: stepStarts(categories, annotationsOf(s)) }, [of.buffer, stacked.buffer, totals.atPeak.buffer] as ArrayBuffer[]);
   },
 
   /** The story of the key's OOM or peak, and the fixes, each replayed (trace/explain). */
@@ -629,7 +638,12 @@ const api = {
     const s = sourceFor(key);
     const at = settingsOf(key);
     const { stream, options } = plan(at);
-    const e = explainRun(stream, s.traces[s.device]?.details, stacksOf(s), { config: options.config, addresses: options.addresses ?? 'simulated', ...(options.capacity ? { capacity: options.capacity } : {}) });
+    const e = explainRun(stream, s.traces[s.device]?.details, stacksOf(s), {
+      config: options.config,
+      addresses: options.addresses ?? 'simulated',
+      annotations: annotationsOf(s),
+      ...(options.capacity ? { capacity: options.capacity } : {}),
+    });
     // A predicted run that runs out of memory: the largest size that would not.
     if (s.prediction && e.firstOom !== null) {
       const size = at.size ?? s.prediction.size;
@@ -658,11 +672,7 @@ const api = {
   timeAxis(key: SourceKey): { timed: boolean; annotations: TimelineAnnotation[] } {
     const s = sourceFor(key);
     const stream = streamOf(s);
-    const details = s.traces[s.device]?.details;
-    const external = s.snapshot?.external_annotations;
-    const time = external?.length ? requestTimes(stream, details) : null;
-    const annotations = timelineAnnotations(stream, details, external, s.device, time, () => entriesOf(s).requestOf);
-    return { timed: hasTimes(stream, details), annotations };
+    return { timed: hasTimes(stream, s.traces[s.device]?.details), annotations: annotationsOf(s) };
   },
 
   /** Each request's time_us (null: the trace has none), for the timeline drawn over time. */

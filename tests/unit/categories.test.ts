@@ -9,7 +9,7 @@ import { nodeGunzip } from '../../src/cli/node-gunzip';
 import { bytesByCategoryAt, categorize, Category, categorySentence, categoryTotals } from '../../src/trace/categories/categories';
 import { Phase, phaseOfFrames, phaseOfMetadata } from '../../src/trace/categories/frame-phase';
 import { suspectedLeaks } from '../../src/trace/categories/leaks';
-import { steps } from '../../src/trace/categories/steps';
+import { stepStarts, steps } from '../../src/trace/categories/steps';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
 import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
 import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
@@ -57,7 +57,7 @@ test('the OOM dump at its peak: mostly activations, said in one sentence', () =>
 
 test('steps: one per forward pass of a training loop, each with its peak; no leak where there is none', () => {
   const vit = load('tests/fixtures/real/vit_oom__default.pickle.gz');
-  const found = steps(vit.stream, vit.categories);
+  const found = steps(vit.stream, vit.categories, stepStarts(vit.categories));
   expect(found.length).toBe(8); // 7 whole steps, then the forward that ran out of memory
   // The batch grows each step: so does each step's peak.
   for (let k = 1; k < found.length; k++) expect(found[k]!.peak).toBeGreaterThan(found[k - 1]!.peak);
@@ -65,7 +65,7 @@ test('steps: one per forward pass of a training loop, each with its peak; no lea
   expect(found[2]!.atStart[Category.optimizerState]).toBeGreaterThan(0);
   for (const f of ['tests/fixtures/real/vit_oom__default.pickle.gz', 'tests/fixtures/real/resnet__default.pickle.gz', 'tests/fixtures/real/llama__default.pickle.gz', 'tests/fixtures/real/ring__default.pickle.gz']) {
     const { snapshot, stream, details, categories } = load(f);
-    expect([f, suspectedLeaks(stream, categories, allocationStacks(stream, details, snapshot))]).toEqual([f, []]);
+    expect([f, suspectedLeaks(stream, categories, allocationStacks(stream, details, snapshot), stepStarts(categories))]).toEqual([f, []]);
   }
 });
 
@@ -81,4 +81,14 @@ test('phases from frames and from user_metadata', () => {
   expect(phaseOfMetadata('step 3 backward')).toBe(Phase.backward);
   expect(phaseOfMetadata('step 3 optimizer')).toBe(Phase.optimizer);
   expect(phaseOfMetadata('eval')).toBeNull();
+});
+
+test("steps where the program marked them: the profiler's ProfilerStep ranges, else user_metadata that counts steps", () => {
+  const { categories } = load('tests/fixtures/job/rank_1.pickle.gz');
+  const range = (label: string, start: number) => ({ kind: 'range' as const, label, start, end: start + 5 });
+  const meta = (label: string, start: number) => ({ kind: 'metadata' as const, label, start, end: start + 5 });
+  expect(stepStarts(categories, [range('ProfilerStep#0', 10), range('forward', 12), range('ProfilerStep#1', 40)])).toEqual([10, 40]);
+  expect(stepStarts(categories, [meta('step 0 forward', 3), meta('step 0 backward', 9), meta('step 1 forward', 30), meta('eval', 50), meta('step 2 forward', 60)])).toEqual([3, 30, 60]);
+  // One mark is not a series of steps: the forward passes then.
+  expect(stepStarts(categories, [range('ProfilerStep#0', 10)])).toEqual(stepStarts(categories));
 });

@@ -6,7 +6,6 @@ import type { AllocationStacks } from '../measures/allocation-stacks';
 import { stackPath } from '../measures/memory-by-stack';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { CATEGORY_COUNT, type Categories } from './categories';
-import { stepStarts } from './steps';
 
 export interface SuspectedLeak {
   /** The innermost frame shown (as the stack view names a site), and its whole path, outermost first. */
@@ -26,8 +25,8 @@ const MIN_STEPS = 4;
 /** The share of steps after which the site's block count must have grown. */
 const GROWING = 0.75;
 
-export function suspectedLeaks(stream: RequestStream, categories: Categories, stacks: AllocationStacks): SuspectedLeak[] {
-  const starts = stepStarts(categories);
+/** `starts`: the steps' first requests (steps.ts's stepStarts). */
+export function suspectedLeaks(stream: RequestStream, categories: Categories, stacks: AllocationStacks, starts: readonly number[]): SuspectedLeak[] {
   if (starts.length < MIN_STEPS) return [];
   // Sites by stack key; per site, live blocks, bytes and bytes by category.
   const siteOfKey = new Map<number, number>();

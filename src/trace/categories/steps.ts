@@ -1,11 +1,12 @@
-// The program's steps (training iterations, or micro-batches under gradient accumulation): each begins
-// with a forward pass that follows a backward or an optimizer step (or with the first forward), and
-// ends where the next begins. Per step: its peak of live requested bytes, and what is alive at its
-// start, by category ("what is alive between steps"). A trace with no backward has no such boundary
-// and no steps.
+// The program's steps (training iterations, or micro-batches under gradient accumulation): where the
+// program marked them (the profiler's ProfilerStep#N ranges, user_metadata that counts steps: "step
+// 3 ..."), else each forward pass of a trace that has a backward. A step ends where the next begins.
+// Per step: its peak of live requested bytes, and what is alive at its start, by category ("what is
+// alive between steps"). An inference trace the program did not mark has no steps.
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { Phase } from './frame-phase';
 import { bytesByCategoryAt, type Categories } from './categories';
+import type { TimelineAnnotation } from '../measures/timeline-annotations';
 
 export interface Step {
   /** Its first request, and the first of the next step (or the trace's length). */
@@ -18,15 +19,28 @@ export interface Step {
   atStart: Float64Array;
 }
 
-/** First requests of the steps, in order: every forward pass's, in a trace that has a backward. */
-export function stepStarts(categories: Categories): number[] {
+/** First requests of the steps, in order: the program's own marks (two or more), else every forward
+ * pass's in a trace that has a backward. */
+export function stepStarts(categories: Categories, annotations: readonly TimelineAnnotation[] = []): number[] {
+  const profiler = annotations.filter((a) => a.kind === 'range' && /^ProfilerStep#\d+$/.test(a.label)).map((a) => a.start);
+  if (profiler.length >= 2) return [...new Set(profiler)].sort((a, b) => a - b);
+  const counted: number[] = [];
+  let last: string | null = null;
+  for (const a of annotations) {
+    const n = a.kind === 'metadata' ? /\bstep\s*#?\s*(\d+)/i.exec(a.label)?.[1] : undefined;
+    if (n !== undefined && n !== last) {
+      counted.push(a.start);
+      last = n;
+    }
+  }
+  if (counted.length >= 2) return counted.sort((a, b) => a - b);
   const { kinds, first } = categories.phases;
   if (!kinds.includes(Phase.backward)) return [];
   return kinds.flatMap((kind, k) => (kind === Phase.forward ? [first[k]!] : []));
 }
 
-export function steps(stream: RequestStream, categories: Categories): Step[] {
-  const starts = stepStarts(categories);
+/** The steps beginning at `starts` (stepStarts'). */
+export function steps(stream: RequestStream, categories: Categories, starts: readonly number[]): Step[] {
   if (starts.length === 0) return [];
   const atStart = bytesByCategoryAt(stream, categories, starts.map((s) => s - 1));
   const out: Step[] = starts.map((start, k) => ({ start, end: starts[k + 1] ?? stream.length, peak: 0, peakRequest: start - 1, atStart: atStart[k]! }));

@@ -16,7 +16,8 @@ import type { TraceDetails } from '../snapshot/trace-columns';
 import type { RequestStream } from '../stream/request-stream';
 import { bytesByCategoryAt, categorize, categoryTotals, type CategoryTotals } from '../categories/categories';
 import { suspectedLeaks, type SuspectedLeak } from '../categories/leaks';
-import { steps, type Step } from '../categories/steps';
+import { stepStarts, steps, type Step } from '../categories/steps';
+import type { TimelineAnnotation } from '../measures/timeline-annotations';
 import { fixesFor, type Fix } from './fixes';
 
 export interface LiveBlockInfo {
@@ -63,6 +64,8 @@ export interface ExplainOptions {
   capacity?: Capacity;
   /** Where the run's segments land (default: the driver model's placement). */
   addresses?: AddressModel;
+  /** The program's marks on the requests (ProfilerStep ranges, user_metadata): its steps, where it marked them. */
+  annotations?: readonly TimelineAnnotation[];
 }
 
 export function explainRun(stream: RequestStream, details: TraceDetails | undefined, stacks: AllocationStacks, options: ExplainOptions): Explanation {
@@ -91,7 +94,8 @@ export function explainRun(stream: RequestStream, details: TraceDetails | undefi
     }
   }
   held.sort((a, b) => b.size - b.allocated - (a.size - a.allocated));
-  const found = steps(stream, categories);
+  const starts = stepStarts(categories, options.annotations);
+  const found = steps(stream, categories, starts);
   return {
     coverage: coverageOf(stream),
     moment: oom ? { kind: 'oom', request: oom.request, size: oom.size, message: oom.message } : { kind: 'peak', request: at },
@@ -103,7 +107,7 @@ export function explainRun(stream: RequestStream, details: TraceDetails | undefi
     largestFree: [...largest].map(([s, bytes]) => ({ stream: s, bytes })).sort((a, b) => a.stream - b.stream),
     held,
     steps: found,
-    leaks: suspectedLeaks(stream, categories, stacks),
+    leaks: suspectedLeaks(stream, categories, stacks, starts),
     fixes: fixesFor(stream, categories, stacks, found, { config: options.config, ...(options.capacity ? { capacity: options.capacity } : {}), baseline: run, moment: at }),
     peakReserved: run.stats['reserved_bytes.all.peak']!,
     firstOom: oom?.request ?? null,
