@@ -2,7 +2,7 @@
 // (early-read.ts), which needs FILE before the rest of the CLI has loaded, and for main.ts.
 import type { ParseArgsConfig } from 'node:util';
 
-export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict', 'explain'] as const;
+export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict', 'explain', 'check'] as const;
 
 export const OPTIONS = {
   // Several only for predict --fit (the configs side by side); every other command takes one.
@@ -19,6 +19,13 @@ export const OPTIONS = {
   until: { type: 'string' },
   at: { type: 'string' },
   fit: { type: 'boolean', default: false },
+  // check's limits and reports.
+  'max-peak-reserved': { type: 'string' },
+  'max-peak-allocated': { type: 'string' },
+  category: { type: 'string', multiple: true },
+  'no-new-oom': { type: 'boolean', default: false },
+  junit: { type: 'string' },
+  markdown: { type: 'string' },
   device: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },

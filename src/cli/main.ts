@@ -25,6 +25,7 @@ import { capacityOption, categoriesJson, noteLine, oomsOf, printReplay, statsTab
 import { categorySentence } from '../trace/categories/categories';
 import { predictCommand } from './predict';
 import { explainCommand } from './explain';
+import { checkCommand } from './check';
 import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
 import { serveOpen } from './open-server';
@@ -55,6 +56,11 @@ const USAGE = `usage:
                         gradients, optimizer state, activations, temporaries, input), what was reserved
                         but unallocated and where, the steps and what grew over them, and the fixes worth
                         trying (settings, empty_cache(), a site freed earlier), each replayed
+  splitscope check BASELINE NEW [--max-peak-reserved +5%] [--max-peak-allocated +3%] [--category activation:+10%]...
+                        [--no-new-oom] [--conf STRING] [--capacity SIZE] [--json] [--junit FILE] [--markdown FILE]
+                        a memory regression gate: the same job before and after a change, replayed under
+                        one config and cap, what grew, and exit 1 when a limit is broken (GitHub Actions
+                        annotations when GITHUB_ACTIONS is set)
   splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
                         the final state: what python -m torch.cuda._memory_viz stats prints, segments
                         by pool and stream, free blocks by size, and the replay's memory_stats()
@@ -85,6 +91,10 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'predict') return predictCommand(positionals, values, loadForReplay);
   if ((values.conf?.length ?? 0) > 1) throw new UsageError(`${command} takes one --conf (several only with predict --fit)`);
   const conf = values.conf?.[0];
+  if (command === 'check') {
+    const { conf: _all, ...rest } = values;
+    return checkCommand(positionals, { ...rest, ...(conf !== undefined ? { conf } : {}), capacity: capacityOption(values.capacity) }, loadForReplay);
+  }
   if (positionals.length !== 1) throw new UsageError(`${command} takes exactly one FILE`);
   const file = positionals[0]!;
   // Absent: the cap a recorded OOM shows (if any); 'none': no cap at all.
