@@ -161,7 +161,7 @@ test('at an OOM the page says why, as the CLI does', async () => {
   await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('transformer-s1')`, undefined, { timeout: 60_000 });
   await ready();
   const note = page.getByRole('note', { name: 'Why this request failed' });
-  const lines = await note.locator('li').allTextContents();
+  const lines = await note.locator('.oom-why li').allTextContents();
   expect(lines).toEqual(oom.why);
   expect(lines[0]).toMatch(/No cached free block/);
   expect(lines[1]).toMatch(/past the 6\.00 GiB allowed/);
