@@ -1,6 +1,5 @@
 // splitscope replay|sweep|stats: the allocator model over a PyTorch memory snapshot, from the shell.
-import { existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
-import { gzipSync } from 'node:zlib';
+import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Capacity } from '../allocator/capacity';
 import { configToString, sameDecisions } from '../allocator/config';
@@ -8,7 +7,6 @@ import { ConfigError } from '../allocator/config-error';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { ImportError } from '../lib/import-error';
-import { REPORT_SNAPSHOT_ID } from '../lib/launch-names';
 import { fragmentation } from '../trace/measures/fragmentation';
 import { freeBlocksBySize, segmentsByPool, segmentSummary } from '../trace/measures/segment-summary';
 import { NO_HISTORY, replaySnapshot } from '../trace/replay/replay-snapshot';
@@ -16,7 +14,6 @@ import type { AddressModel } from '../trace/replay/replay';
 import { coverageCaveat, coverageOf } from '../trace/replay/coverage';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
-import { isGzip } from '../lib/gzip-frame';
 import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
 import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
@@ -24,6 +21,8 @@ import { COMMANDS, OPTIONS } from './cli-options';
 import { capacityOption, categoriesJson, noteLine, oomsOf, printReplay, statsTable, UsageError } from './cli-format';
 import { categorySentence } from '../trace/categories/categories';
 import { predictCommand } from './predict';
+import { readBytes } from './read-file';
+import { writeReport } from './report';
 import { explainCommand } from './explain';
 import { checkCommand } from './check';
 import type { EarlyRead } from './early-read';
@@ -129,7 +128,11 @@ async function main(argv: string[]): Promise<number> {
   if (command === 'stats') return stats(file, values.device, conf, capacity, values.json ?? false);
   if (command === 'explain') return explainCommand(file, { ...(conf !== undefined ? { conf } : {}), capacity, json: values.json ?? false }, loadForReplay);
   if (command === 'open') return open(file, values.port, values.host);
-  if (command === 'report') return report(file, values.out, conf);
+  if (command === 'report') {
+    const { target, bytes } = writeReport(file, values.out, conf);
+    console.log(`wrote ${target} (${formatSize(bytes)}): open it in Chrome, from disk; it needs no server or network`);
+    return 0;
+  }
   if (values.addresses !== undefined && values.addresses !== 'recorded' && values.addresses !== 'simulated') {
     throw new UsageError(`--addresses must be recorded or simulated, not '${values.addresses}'`);
   }
@@ -238,29 +241,6 @@ async function stats(file: string, deviceArg: string | undefined, conf: string |
 }
 
 /** splitscope report: the self-contained page with FILE inside (gzip-compressed, base64), under --conf. */
-function report(file: string, out: string | undefined, conf: string | undefined): number {
-  const template = fileURLToPath(new URL('../report/page.html', import.meta.url));
-  if (!existsSync(template)) throw new UsageError('the report page is not built: run `npm run build:cli` (npm ci does it) and try again');
-  if (conf !== undefined) parseAllocConf(conf);
-  const bytes = readBytes(file);
-  if (bytes.length > MAX_REPORT_BYTES) throw new UsageError(`${file} is ${formatSize(bytes.length)}: a report carries at most ${formatSize(MAX_REPORT_BYTES)}; use splitscope open for larger files`);
-  // Refused here as the page would refuse it.
-  decodeSnapshotForReplay(bytes, { gunzip: nodeGunzip });
-  const packed = isGzip(bytes) ? bytes : gzipSync(bytes, { level: 9 });
-  const name = basename(file);
-  const target = out ?? `${name.replace(/(\.pickle|\.pkl|\.json)?(\.gz)?$/i, '')}.report.html`;
-  const attr = (v: string): string => v.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;');
-  const element =
-    `<script type="application/octet-stream" id="${REPORT_SNAPSHOT_ID}" data-name="${attr(name)}"` +
-    `${conf !== undefined ? ` data-conf="${attr(conf)}"` : ''}>${Buffer.from(packed).toString('base64')}</script>`;
-  const html = readFileSync(template, 'utf8').replace('__TITLE__', attr(name)).replace('__SNAPSHOT__', () => element);
-  writeFileSync(target, html);
-  console.log(`wrote ${target} (${formatSize(html.length)}): open it in Chrome, from disk; it needs no server or network`);
-  return 0;
-}
-
-/** A report's snapshot travels as base64 inside the HTML: past this, the page would be slow to open. */
-const MAX_REPORT_BYTES = 256 * 2 ** 20;
 
 /** splitscope open: serves the page with FILE beside it until interrupted. */
 async function open(file: string, portArg: string | undefined, hostArg: string | undefined): Promise<number> {
@@ -319,17 +299,6 @@ async function loadForReplay(file: string, details = false): Promise<SnapshotFor
   return decodeSnapshotForReplay(read?.bytes ?? readBytes(file), options);
 }
 
-function readBytes(file: string): Uint8Array {
-  let bytes: Uint8Array;
-  try {
-    if (statSync(file).isDirectory()) throw new UsageError(`${file} is a directory, not a snapshot file`);
-    bytes = readFileSync(file);
-  } catch (e) {
-    if (e instanceof UsageError) throw e;
-    throw new UsageError(`cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
-  }
-  return bytes;
-}
 
 /** `first`: the column that names each row (max_split_size_mb, or the whole config for a --param sweep). */
 function sweepTable(rows: SweepRow[], first: [string, (r: SweepRow) => string] = ['max_split_mb', (r) => (r.max_split_size_mb === null ? 'none' : String(r.max_split_size_mb))]): string {
