@@ -2,7 +2,7 @@
 // (early-read.ts), which needs FILE before the rest of the CLI has loaded, and for main.ts.
 import type { ParseArgsConfig } from 'node:util';
 
-export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict', 'explain', 'check'] as const;
+export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict', 'explain', 'check', 'mcp'] as const;
 
 export const OPTIONS = {
   // Several only for predict --fit (the configs side by side); every other command takes one.

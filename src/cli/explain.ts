@@ -20,7 +20,19 @@ export async function explainCommand(
   options: { conf?: string; capacity: Capacity | null | undefined; json?: boolean },
   load: (file: string, details: boolean) => Promise<SnapshotForReplay>,
 ): Promise<number> {
-  const { snapshot, traces } = await load(file, true);
+  const { explanation, notes, conf, capacity, json } = explainAnswer(await load(file, true), options);
+  if (options.json) {
+    for (const note of notes) console.error(noteLine(note));
+    console.log(JSON.stringify(json));
+    return 0;
+  }
+  for (const note of notes) console.log(noteLine(note));
+  printExplanation(explanation, conf, capacity);
+  return 0;
+}
+
+/** The explanation of a loaded snapshot under `options` (nothing printed): the command's and the MCP server's. */
+export function explainAnswer({ snapshot, traces }: SnapshotForReplay, options: { conf?: string; capacity: Capacity | null | undefined }) {
   const plan = planSnapshotReplay(snapshot, {
     ...(traces[0] ? { trace: traces[0] } : {}),
     ...(options.conf !== undefined ? { conf: options.conf } : {}),
@@ -31,21 +43,15 @@ export async function explainCommand(
   const external = snapshot.external_annotations;
   const times = external?.length ? requestTimes(plan.stream, details) : null;
   const annotations = timelineAnnotations(plan.stream, details, external, 0, times, () => requestOfEntries(plan.stream, traces[0]?.length ?? 0));
-  const e = explainRun(plan.stream, details, allocationStacks(plan.stream, details, snapshot), {
+  const explanation = explainRun(plan.stream, details, allocationStacks(plan.stream, details, snapshot), {
     config: plan.config,
     addresses: plan.addresses,
     annotations,
     ...(plan.capacity ? { capacity: plan.capacity } : {}),
   });
   const conf = configToString(plan.config);
-  if (options.json) {
-    for (const note of plan.notes) console.error(noteLine(note));
-    console.log(JSON.stringify(explainJson(e, conf, plan.capacity?.bytes ?? null)));
-    return 0;
-  }
-  for (const note of plan.notes) console.log(noteLine(note));
-  printExplanation(e, conf, plan.capacity?.bytes ?? null);
-  return 0;
+  const capacity = plan.capacity?.bytes ?? null;
+  return { explanation, notes: plan.notes, conf, capacity, json: explainJson(explanation, conf, capacity) };
 }
 
 function explainJson(e: Explanation, conf: string, capacity: number | null) {

@@ -60,6 +60,8 @@ const USAGE = `usage:
                         a memory regression gate: the same job before and after a change, replayed under
                         one config and cap, what grew, and exit 1 when a limit is broken (GitHub Actions
                         annotations when GITHUB_ACTIONS is set)
+  splitscope mcp        serves the Model Context Protocol on stdin/stdout for agents: the tools summarize,
+                        replay, sweep, explain, compare, predict and report, each taking file paths
   splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
                         the final state: what python -m torch.cuda._memory_viz stats prints, segments
                         by pool and stream, free blocks by size, and the replay's memory_stats()
@@ -88,6 +90,8 @@ async function main(argv: string[]): Promise<number> {
     options: OPTIONS,
   });
   if (command === 'predict') return predictCommand(positionals, values, loadForReplay);
+  // Loaded only here: the SDK is most of its chunk.
+  if (command === 'mcp') return (await import('./mcp')).serveMcp();
   if ((values.conf?.length ?? 0) > 1) throw new UsageError(`${command} takes one --conf (several only with predict --fit)`);
   const conf = values.conf?.[0];
   if (command === 'check') {

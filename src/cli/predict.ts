@@ -9,10 +9,10 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { allocationStacks } from '../trace/measures/allocation-stacks';
-import { largestFit } from '../trace/predict/largest-fit';
+import { largestFit, type LargestFit } from '../trace/predict/largest-fit';
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
-import { replay } from '../trace/replay/replay';
+import { replay, type ReplayResult } from '../trace/replay/replay';
 import { replayNotes, planSnapshotReplay } from '../trace/replay/replay-snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
@@ -43,7 +43,43 @@ function sizedFile(arg: string): { size: number; file: string } {
 }
 
 export async function predictCommand(positionals: readonly string[], options: PredictOptions, load: (file: string, details: boolean) => Promise<SnapshotForReplay>): Promise<number> {
-  const inputs = positionals.map(sizedFile);
+  const answer = await predictAnswer(positionals.map(sizedFile), options, load);
+  if (options.json) {
+    if (answer.kind === 'at') for (const note of answer.notes) console.error(noteLine(note));
+    console.log(JSON.stringify(answer.json));
+    return 0;
+  }
+  if (answer.kind === 'fit') {
+    console.log(`largest size that fits under ${formatSize(answer.capacity)}:`);
+    const width = Math.max(...answer.fits.map((f) => (f.conf || '(defaults)').length));
+    for (const f of answer.fits) {
+      const what =
+        f.largest === null
+          ? 'none: even size 1 runs out of memory'
+          : `${grouped(f.largest)}` + (f.firstFailing !== null ? ` (${grouped(f.firstFailing)} runs out of memory)` : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
+      console.log(`  ${(f.conf || '(defaults)').padEnd(width)}  ${what}`);
+    }
+    for (const f of answer.fits) console.log(`tried under ${f.conf || '(defaults)'}: ${f.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
+    return 0;
+  }
+  printPrediction(answer.prediction, answer.config, answer.capacity);
+  printReplay(answer.result, answer.notes);
+  printNeeded(answer.needed);
+  if (options.out) console.log(`wrote ${options.out}`);
+  return 0;
+}
+
+/** What predict answers, printed by the command and returned by the MCP server's `predict` tool. */
+export type PredictAnswer =
+  | { kind: 'fit'; capacity: number; fits: ({ conf: string } & LargestFit)[]; json: object }
+  | { kind: 'at'; prediction: Prediction; result: ReplayResult; notes: string[]; needed: MemoryNeeded; config: AllocatorConfig; capacity: Capacity | null; json: object };
+
+/** The program at `options.at`, or the largest size that fits (`options.fit`), from `inputs` (nothing printed). */
+export async function predictAnswer(
+  inputs: readonly { size: number; file: string }[],
+  options: PredictOptions,
+  load: (file: string, details: boolean) => Promise<SnapshotForReplay>,
+): Promise<PredictAnswer> {
   if (inputs.length < 2) throw new UsageError('predict needs recordings of the program at two sizes or more: SIZE:FILE SIZE:FILE [...]');
   if (options.fit === (options.at !== undefined)) throw new UsageError('predict takes either --at SIZE (the run at that size) or --fit --capacity SIZE (the largest size that fits)');
   const capacity = capacityOption(options.capacity) ?? null;
@@ -69,8 +105,6 @@ export async function predictCommand(positionals: readonly string[], options: Pr
       ? [recorded!, { ...recorded!, expandableSegments: true }]
       : [recorded!];
   const config = configs[0]!;
-  const run = (stream: Prediction['stream'], keepEvents = false) =>
-    replay(stream, { config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...(keepEvents ? { keepEvents: true } : { statsOnly: true }) });
 
   if (options.fit) {
     const start = Math.round(Math.max(...predictor.sizes));
@@ -80,26 +114,12 @@ export async function predictCommand(positionals: readonly string[], options: Pr
     }));
     const best = fits.reduce((a, b) => ((b.largest ?? 0) > (a.largest ?? 0) ? b : a));
     const row = (f: (typeof fits)[number]) => ({ largest: f.largest, first_failing: f.firstFailing, conf: f.conf, tried: f.tried });
-    if (options.json) {
-      console.log(JSON.stringify({ fit: { ...row(best), capacity: capacity!.bytes, by_conf: fits.map(row) } }));
-      return 0;
-    }
-    const cap = formatSize(capacity!.bytes);
-    console.log(`largest size that fits under ${cap}:`);
-    const width = Math.max(...fits.map((f) => (f.conf || '(defaults)').length));
-    for (const f of fits) {
-      const what =
-        f.largest === null
-          ? 'none: even size 1 runs out of memory'
-          : `${grouped(f.largest)}` + (f.firstFailing !== null ? ` (${grouped(f.firstFailing)} runs out of memory)` : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
-      console.log(`  ${(f.conf || '(defaults)').padEnd(width)}  ${what}`);
-    }
-    for (const f of fits) console.log(`tried under ${f.conf || '(defaults)'}: ${f.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
-    return 0;
+    return { kind: 'fit', capacity: capacity!.bytes, fits, json: { fit: { ...row(best), capacity: capacity!.bytes, by_conf: fits.map(row) } } };
   }
 
   const prediction = predictor.at(target);
-  const result = run(prediction.stream, options.out !== undefined);
+  const keepEvents = options.out !== undefined;
+  const result = replay(prediction.stream, { config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...(keepEvents ? { keepEvents: true } : { statsOnly: true }) });
   if (options.out) writeFileSync(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'));
   const notes = [...prediction.stream.notes, ...replayNotes(result)];
   const needed = memoryNeeded(prediction.stream, config, capacity ? undefined : result.stats);
@@ -116,16 +136,7 @@ export async function predictCommand(positionals: readonly string[], options: Pr
     unclean_sites: prediction.uncleanSites.slice(0, 20),
     extrapolation: prediction.extrapolation,
   };
-  if (options.json) {
-    for (const note of notes) console.error(noteLine(note));
-    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), prediction: quality, needs: need }));
-    return 0;
-  }
-  printPrediction(prediction, config, capacity);
-  printReplay(result, notes);
-  printNeeded(needed);
-  if (options.out) console.log(`wrote ${options.out}`);
-  return 0;
+  return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), prediction: quality, needs: need } };
 }
 
 /** How the prediction was made and how far to trust it: never more precision than the fit has. */

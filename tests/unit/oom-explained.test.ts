@@ -28,7 +28,8 @@ beforeAll(() => {
   expect(spawnSync(process.execPath, ['scripts/build-cli.mjs']).status).toBe(0);
 });
 
-const DUMPS = ['../shared/traces-real/oom__default.pickle.gz', '../shared/traces-real/oom__max_split_size_mb=128.pickle.gz', 'tests/fixtures/real/vit_oom__default.pickle.gz'];
+// ../shared/traces-real's OOM dumps (copied into tests/fixtures/real, as CI's clone has no ../shared) and the ViT's.
+const DUMPS = ['tests/fixtures/real/oom__default.pickle.gz', 'tests/fixtures/real/oom__max_split_size_mb=128.pickle.gz', 'tests/fixtures/real/vit_oom__default.pickle.gz'];
 
 describe('explain on OOM dumps', () => {
   test.each(DUMPS)('%s: the OOM, what the memory was, and a fix that avoids it as far as the recording reaches', (file) => {
