@@ -2,10 +2,10 @@
 // (early-read.ts), which needs FILE before the rest of the CLI has loaded, and for main.ts.
 import type { ParseArgsConfig } from 'node:util';
 
-export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict', 'explain', 'check', 'mcp'] as const;
+export const COMMANDS = ['replay', 'sweep', 'stats', 'open', 'report', 'predict', 'explain', 'check', 'mcp', 'batch', 'batch-summary'] as const;
 
 export const OPTIONS = {
-  // Several only for predict --fit (the configs side by side); every other command takes one.
+  // Several for predict --fit (the configs side by side) and batch; every other command takes one.
   conf: { type: 'string', multiple: true },
   capacity: { type: 'string' },
   addresses: { type: 'string' },
@@ -26,6 +26,9 @@ export const OPTIONS = {
   'no-new-oom': { type: 'boolean', default: false },
   junit: { type: 'string' },
   markdown: { type: 'string' },
+  // batch's.
+  workers: { type: 'string' },
+  shard: { type: 'string' },
   device: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },

@@ -25,6 +25,8 @@ import { readBytes } from './read-file';
 import { writeReport } from './report';
 import { explainCommand } from './explain';
 import { checkCommand } from './check';
+import { batchCommand, batchSummaryCommand, batchWorker } from './batch';
+import { workerData } from 'node:worker_threads';
 import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
 import { serveOpen } from './open-server';
@@ -60,6 +62,11 @@ const USAGE = `usage:
                         a memory regression gate: the same job before and after a change, replayed under
                         one config and cap, what grew, and exit 1 when a limit is broken (GitHub Actions
                         annotations when GITHUB_ACTIONS is set)
+  splitscope batch INPUTS... [--conf STRING]... --out results.jsonl [--workers N] [--shard I/N] [--capacity SIZE]
+                        a fleet's snapshots (files or folders) under each config, in worker threads, a JSON
+                        row per file and config; resumes where a killed run stopped; --shard for a cluster
+  splitscope batch-summary results.jsonl... [--json]
+                        which config would have saved how many of the OOMs, and which are not fragmentation
   splitscope mcp        serves the Model Context Protocol on stdin/stdout for agents: the tools summarize,
                         replay, sweep, explain, compare, predict and report, each taking file paths
   splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
@@ -83,6 +90,7 @@ async function main(argv: string[]): Promise<number> {
     console.log(USAGE);
     return command ? 0 : 2;
   }
+  if (command === 'batch-worker') return batchWorker(workerData);
   if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'`);
   const { values, positionals } = parseArgs({
     args: rest,
@@ -90,9 +98,11 @@ async function main(argv: string[]): Promise<number> {
     options: OPTIONS,
   });
   if (command === 'predict') return predictCommand(positionals, values, loadForReplay);
+  if (command === 'batch') return batchCommand(positionals, values);
+  if (command === 'batch-summary') return batchSummaryCommand(positionals, values.json ?? false);
   // Loaded only here: the SDK is most of its chunk.
   if (command === 'mcp') return (await import('./mcp')).serveMcp();
-  if ((values.conf?.length ?? 0) > 1) throw new UsageError(`${command} takes one --conf (several only with predict --fit)`);
+  if ((values.conf?.length ?? 0) > 1) throw new UsageError(`${command} takes one --conf (several only with predict --fit and batch)`);
   const conf = values.conf?.[0];
   if (command === 'check') {
     const { conf: _all, ...rest } = values;

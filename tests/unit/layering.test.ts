@@ -10,7 +10,7 @@ const SRC = resolve(__dirname, '../../src');
 const LAYER_RANK: Record<string, number> = { lib: 0, allocator: 1, trace: 2, plot: 3, worker: 4, gpu: 4, state: 5, views: 6, cli: 6 };
 /** Steps of the trace layer's data flow (DESIGN.md: file -> request stream (what each request is: categories) -> replay -> sweeps of replays,
  * and predictions of streams at other sizes, which replay like any other). */
-const TRACE_RANK: Record<string, number> = { pickle: 0, snapshot: 1, stream: 2, measures: 2, categories: 2, replay: 3, sweep: 4, predict: 4, explain: 5, check: 5 };
+const TRACE_RANK: Record<string, number> = { pickle: 0, snapshot: 1, stream: 2, measures: 2, categories: 2, replay: 3, sweep: 4, predict: 4, explain: 5, check: 5, batch: 5 };
 
 interface Import {
   file: string;
