@@ -1,4 +1,5 @@
 // npm run bench: figures and ratios, never pass/fail (performance goals live here, not in tests).
+import { benchBatch } from './batch.bench';
 import { benchCli } from './cli.bench';
 import { benchGpu } from './gpu.bench';
 import { benchPageLatency } from './page-latency.bench';
@@ -16,6 +17,7 @@ const BENCHES: [string, () => unknown][] = [
   ['import', benchImport],
   ['cli', benchCli],
   ['predict', benchPredict],
+  ['batch', benchBatch],
   ['gpu', benchGpu],
   ['page-open', benchPageOpen],
   ['page-latency', benchPageLatency],
