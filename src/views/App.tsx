@@ -24,6 +24,8 @@ import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
 import { OomBox } from './OomBox';
 import { PredictDialog } from './PredictDialog';
+import { BatchResults, readBatchRows } from './BatchResults';
+import type { BatchRow } from '../trace/batch/batch-rows';
 import { useDelayed } from './use-delayed';
 
 const SAMPLE = 'sample';
@@ -51,6 +53,8 @@ export function App() {
   const deviceId = useId();
   const [dragging, setDragging] = useState(false);
   const [predictFiles, setPredictFiles] = useState<File[] | null>(null);
+  const [batch, setBatch] = useState<{ rows: BatchRow[]; snapshots: File[] } | null>(null);
+  const [batchError, setBatchError] = useState<string | null>(null);
   useEffect(startOnce, []);
   const sourceValue = summary?.sourceKind === 'workload' ? (WORKLOADS.find((w) => summary.source.startsWith(w.name))?.id ?? '') : summary?.source === SAMPLE_NAME ? SAMPLE : 'file';
 
@@ -113,6 +117,23 @@ export function App() {
           </>
         )}
         <FileButton label="Open snapshot…" onFiles={([file]) => void openFile(file!)} />
+        <FileButton
+          label="Fleet results…"
+          multiple
+          also=".jsonl"
+          onFiles={(files) => {
+            // splitscope batch's results (.jsonl), and the snapshots a row may open, chosen together.
+            const results = files.filter((f) => /\.jsonl$/i.test(f.name));
+            readBatchRows(results).then(
+              (rows) => {
+                setBatchError(null);
+                setBatch(results.length === 0 ? null : { rows, snapshots: files.filter((f) => !/\.jsonl$/i.test(f.name)) });
+                if (results.length === 0) setBatchError('Choose the results of splitscope batch (a .jsonl file), and the snapshots to open from it if you like.');
+              },
+              (e: Error) => setBatchError(e.message),
+            );
+          }}
+        />
         <span className="spacer" />
         <CopyLinkButton />
         <ThemeToggle />
@@ -157,6 +178,8 @@ export function App() {
         </aside>
         <main className="main">
           {predictFiles && <PredictDialog files={predictFiles} onClose={() => setPredictFiles(null)} />}
+          {batchError && <p role="alert" className="error">{batchError}</p>}
+          {batch && <BatchResults rows={batch.rows} snapshots={batch.snapshots} onClose={() => setBatch(null)} />}
           {summary && (
             <p className="source-line">
               <strong>{summary.source}</strong>

@@ -5,8 +5,10 @@
 /** What a snapshot file's name ends in. */
 const SNAPSHOT_ACCEPT = '.pickle,.gz,.json,.pkl';
 
-export function FileButton({ label, multiple = false, directory = false, onFiles }: {
+export function FileButton({ label, multiple = false, directory = false, also = '', onFiles }: {
   label: string;
+  /** More names it takes beside snapshots' (".jsonl"). */
+  also?: string;
   multiple?: boolean;
   /** Choose a folder (every file in it); the files are filtered by the caller. */
   directory?: boolean;
@@ -18,7 +20,7 @@ export function FileButton({ label, multiple = false, directory = false, onFiles
       <input
         type="file"
         multiple={multiple}
-        {...(directory ? ({ webkitdirectory: '' } as object) : { accept: SNAPSHOT_ACCEPT })}
+        {...(directory ? ({ webkitdirectory: '' } as object) : { accept: also ? `${SNAPSHOT_ACCEPT},${also}` : SNAPSHOT_ACCEPT })}
         onChange={(e) => {
           if (e.target.files?.length) onFiles([...e.target.files]);
           e.target.value = '';

@@ -1,0 +1,61 @@
+// A fleet's results in the page: splitscope batch's results.jsonl chosen with some of its snapshots
+// opens as a table with batch-summary's lines above it, sortable and filterable; a row whose snapshot
+// was chosen along opens it under the row's config, with the figures `splitscope replay --conf` gives.
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from 'vitest';
+import { openPage, SHOTS as shots } from './open-page';
+
+const session = openPage();
+const FILES = ['tests/fixtures/real/vit_oom__default.pickle.gz', 'tests/fixtures/real/oom__default.pickle.gz', 'tests/fixtures/job/rank_1.pickle.gz'];
+const CONFS = ['expandable_segments:True', 'max_split_size_mb:128'];
+const ready = () => session.page.evaluate<void>('window.splitscope.ready()');
+const cli = (...args: string[]) => execFileSync(process.execPath, ['bin/splitscope.mjs', ...args], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+
+test('results and snapshots in, a table out; a row opens its snapshot under its config', async () => {
+  const page = session.page;
+  const out = join(mkdtempSync(join(tmpdir(), 'splitscope-fleet-')), 'results.jsonl');
+  cli('batch', ...FILES, ...CONFS.flatMap((c) => ['--conf', c]), '--out', out, '--workers', '1');
+  await ready();
+  await page.getByLabel('Fleet results…').setInputFiles([
+    { name: 'results.jsonl', mimeType: 'application/jsonl', buffer: readFileSync(out) },
+    { name: 'vit_oom__default.pickle.gz', mimeType: 'application/gzip', buffer: readFileSync(FILES[0]!) },
+  ]);
+  const table = page.getByRole('region', { name: 'Fleet results' });
+  await table.waitFor();
+  expect(await table.locator('.batch-summary').textContent()).toBe(cli('batch-summary', out).trimEnd());
+  expect(await table.locator('tbody tr').count()).toBe(6);
+  // Filtered by outcome and by text.
+  await table.getByLabel('Which rows').selectOption('oom');
+  const oomRows = await table.locator('tbody tr').count();
+  const want = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)).filter((r) => r.ok && r.first_oom_request !== null).length;
+  expect(oomRows).toBe(want);
+  await table.getByLabel('Which rows').selectOption('all');
+  await table.getByLabel('Filter the rows').fill('rank_1');
+  expect(await table.locator('tbody tr').count()).toBe(2);
+  await table.getByLabel('Filter the rows').fill('');
+  // Sorted by peak reserved, largest first.
+  await table.getByRole('button', { name: 'peak reserved' }).click();
+  const peaks = await table.locator('tbody tr td:nth-child(4)').allTextContents();
+  expect(peaks.length).toBe(6);
+  await page.locator('.batch-results').screenshot({ path: `${shots}/fleet-results.png` });
+  // The ViT's row under expandable_segments opens its snapshot under that config.
+  const row = table.locator(`tbody tr[data-file="vit_oom__default.pickle.gz"][data-conf="${CONFS[0]}"]`);
+  expect(await table.locator('tbody tr[data-file="oom__default.pickle.gz"] .hint').first().textContent()).toBe('not chosen');
+  await row.getByRole('button', { name: 'open' }).click();
+  await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent === 'vit_oom__default.pickle.gz'`, undefined, { timeout: 60_000 });
+  await expect.poll(() => page.getByLabel('PYTORCH_CUDA_ALLOC_CONF', { exact: true }).inputValue()).toBe(CONFS[0]);
+  await ready();
+  await page.evaluate('window.splitscope.seek(1e9)');
+  await ready();
+  const stats = await page.evaluate<Record<string, number>>('window.splitscope.stats()');
+  expect(stats['reserved_bytes.all.peak']).toBe(JSON.parse(cli('replay', FILES[0]!, '--conf', CONFS[0]!, '--json')).stats['reserved_bytes.all.peak']);
+});
+
+test('a results file that is not one is named, line and all', async () => {
+  const page = session.page;
+  await page.getByLabel('Fleet results…').setInputFiles([{ name: 'bad.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from('{"file":"a","ok":true}\nnope\n') }]);
+  await page.getByText('bad.jsonl, line 2: not a row of splitscope batch (not JSON)').waitFor();
+});
