@@ -5,6 +5,7 @@
 import { queryOptions } from '@tanstack/react-query';
 import type { SourceKey, ViewKey } from '../worker/replay-settings';
 import { callWorker } from './replay-client';
+import { rested } from './derived';
 import { keyId, sourceParts } from './view-key';
 
 /** Config alone does not change what the memory is: only the source (its device, a prediction's
@@ -12,9 +13,16 @@ import { keyId, sourceParts } from './view-key';
 export function memoryKindsQuery(key: SourceKey, failed: readonly number[]) {
   return queryOptions({
     queryKey: ['memory-kinds', key.source, ...sourceParts(key), failed.join(',')],
-    queryFn: () => callWorker((w) => w.memoryKinds(key, [...failed])),
+    queryFn: async ({ signal }) => {
+      // After the first view is drawn: an O(requests) pass in the worker must not delay it.
+      await rested(signal, REST_MS);
+      return callWorker((w) => w.memoryKinds(key, [...failed]));
+    },
   });
 }
+
+/** What the memory is waits for the view to rest this long (a file's first view, a drag's steps). */
+const REST_MS = 300;
 
 /** Above this many requests, the fixes are replayed when asked for (each is a whole replay in the
  * replay worker, which seeks wait on meanwhile). */
@@ -23,6 +31,9 @@ export const EXPLAIN_AT_ONCE = 200_000;
 export function explainQuery(key: ViewKey) {
   return queryOptions({
     queryKey: ['explain', key.source, keyId(key)],
-    queryFn: () => callWorker((w) => w.explain(key)),
+    queryFn: async ({ signal }) => {
+      await rested(signal, REST_MS);
+      return callWorker((w) => w.explain(key));
+    },
   });
 }

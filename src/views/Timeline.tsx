@@ -105,7 +105,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, overlay, layers, marks, timed, time, annotations, cap, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null });
+  const live = useRef({ series, calls, overlay, layers, marks, timed, time, annotations, cap, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null, layersKey: '', layerPaths: [] as string[] });
   live.current.layers = layers;
   live.current.timed = timed;
   live.current.cap = cap;
@@ -207,7 +207,13 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       const over = s && L.overlay && L.overlay.series.length === s.allocated.length ? L.overlay.series : null;
       const n = s?.allocated.length ?? 0;
       const layered = s && L.layers && L.layers.stacked.length === L.layers.names.length * n ? L.layers : null;
-      const layerPaths = Array.from({ length: LAYERS }, (_, c) => [`.tl-layer-${c}`, layered && c < layered.names.length ? areaPath(envelope(layerRow(layered, c, n), columns), xi, y) : ''] as const);
+      // The layers' paths change only with the layers, the size and the scales: not with each replay's series.
+      const layersKey = `${seriesId(layered)}:${columns}:${ih}:${axis.top}:${L.timed}:${n}`;
+      if (L.layersKey !== layersKey) {
+        L.layersKey = layersKey;
+        L.layerPaths = Array.from({ length: LAYERS }, (_, c) => (layered && c < layered.names.length ? areaPath(envelope(layerRow(layered, c, n), columns), xi, y) : ''));
+      }
+      const layerPaths = L.layerPaths.map((d, c) => [`.tl-layer-${c}`, d] as const);
       const part = (name: string): Element | null => svg.querySelector(name);
       // Many slider positions replay alike: the same paths leave the canvas as it is.
       let seriesChanged = false;
