@@ -5,7 +5,7 @@ import type { Capacity } from '../allocator/capacity';
 import { configToString } from '../allocator/config';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
-import { CATEGORY_NAMES, categoryRecord, categorySentence } from '../trace/categories/categories';
+import { CATEGORY_KEYS, CATEGORY_NAMES, categoryRecord, categorySentence } from '../trace/categories/categories';
 import { explainRun, type Explanation } from '../trace/explain/explain';
 import { allocationStacks } from '../trace/measures/allocation-stacks';
 import { requestOfEntries } from '../trace/measures/event-rows';
@@ -65,7 +65,7 @@ function explainJson(e: Explanation, conf: string, capacity: number | null) {
     largest_free: e.largestFree,
     held_segments: e.held,
     steps: e.steps.map((s) => ({ start: s.start, end: s.end, peak: s.peak, at_start: categoryRecord(s.atStart) })),
-    leaks: e.leaks.map((l) => ({ site: l.site, frames: l.frames, category: CATEGORY_KEY(l.category), bytes_per_step: l.bytesPerStep, blocks_per_step: l.blocksPerStep })),
+    leaks: e.leaks.map((l) => ({ site: l.site, frames: l.frames, category: CATEGORY_KEYS[l.category], bytes_per_step: l.bytesPerStep, blocks_per_step: l.blocksPerStep })),
     fixes: e.fixes.map((f) => ({
       kind: f.kind,
       change: f.change,
@@ -74,8 +74,6 @@ function explainJson(e: Explanation, conf: string, capacity: number | null) {
     })),
   };
 }
-
-const CATEGORY_KEY = (c: number): string => Object.keys(categoryRecord(new Float64Array(7)))[c]!;
 
 function printExplanation(e: Explanation, conf: string, capacity: number | null): void {
   console.log(`config:    ${conf || '(defaults)'}`);

@@ -13,6 +13,7 @@ import { configToString, type AllocatorConfig } from '../../allocator/config';
 import { MiB } from '../../allocator/constants';
 import { formatSize } from '../../allocator/format-size';
 import { grouped } from '../../lib/grouped';
+import { partitionPoint } from '../../lib/binary-search';
 import type { AllocationStacks } from '../measures/allocation-stacks';
 import { stackPath } from '../measures/memory-by-stack';
 import { oomOutcome, coverageOf } from '../replay/coverage';
@@ -115,16 +116,8 @@ export function fixesFor(stream: RequestStream, categories: Categories, stacks: 
  * the edit that frees every block of the site that outlives its step at that step's end. */
 function keptSites(stream: RequestStream, categories: Categories, stacks: AllocationStacks, found: readonly Step[], moment: number) {
   if (found.length < 2) return [];
-  const stepOf = (i: number): number => {
-    let lo = 0;
-    let hi = found.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >> 1;
-      if (found[mid]!.start <= i) lo = mid;
-      else hi = mid - 1;
-    }
-    return found[lo]!.start <= i ? lo : -1;
-  };
+  // The step a request is in (-1: before the first).
+  const stepOf = (i: number): number => partitionPoint(0, found.length, (k) => found[k]!.start <= i) - 1;
   const madeAt = new Int32Array(stream.idCount).fill(-1);
   const freedAt = new Int32Array(stream.idCount).fill(-1);
   for (let i = 0; i < stream.length; i++) {
