@@ -4,6 +4,8 @@ random weights (nothing is downloaded); every run is one process (PYTORCH_CUDA_A
 with a fixed shape, recorded from before the model is built (stacks='python'), 3 training steps.
 
   python3 scripts/device/record-sizes.py all OUTDIR [PAR]      # PAR processes at a time (default 6)
+  python3 scripts/device/record-sizes.py sizes OUTDIR [PAR]    # phases 1-2 (writes OUTDIR/caps.json)
+  python3 scripts/device/record-sizes.py rest OUTDIR CAPS [PAR] # phases 3-4 under the caps of CAPS (a caps.json)
 
 Phases, one after another:
   1. sizes: three programs at six sizes each, under the default config, expandable_segments:True and
@@ -234,6 +236,11 @@ def record(name, outdir, run, cap=None, meta=None):
     rec = dict(meta or {}, file=name + '.pickle.gz', conf=os.environ.get('PYTORCH_CUDA_ALLOC_CONF', ''), torch=torch.__version__,
                device_total=total, trace_events=len(trace), ooms=sum(1 for e in trace if e['action'] == 'oom'), oom_error=err,
                seconds=round(time.time() - t0, 1), stats_at_end=dict(stats), allocator_settings=snap.get('allocator_settings'))
+    first_oom = next((i for i, e in enumerate(trace) if e['action'] == 'oom'), None)
+    if first_oom is not None:
+        # Where the first OOM came: its trace index and the allocations asked before it.
+        rec['first_oom'] = {'event': first_oom, 'size': trace[first_oom]['size'],
+                            'allocs_before': sum(1 for e in trace[:first_oom] if e['action'] == 'alloc')}
     if cap:
         rec['allowed_memory_maximum'] = int((cap / total) * float(total))
     with open(os.path.join(outdir, name + '.json'), 'w') as f:
@@ -293,13 +300,12 @@ def name_of(program, size, conf, cap=None):
     return f"{program}-{size}__{tagof(conf)}" + (f"__cap{cap / GiB:.2f}GiB" if cap else '')
 
 
-def main_all(outdir, par):
+def phase_sizes(outdir, par):
+    """Phases 1 and 2: every size uncapped under three configs, then under a cap per program."""
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
-    # 1. sizes, uncapped, three configs.
     run_all([(['size', p, str(s), outdir], c) for p in SIZES for s in SIZES[p] for c in CONFS], par)
     print(f'--- sizes done in {time.time() - t0:.0f} s', flush=True)
-    # 2. a cap per program between the default runs' peaks at the 4th and 5th sizes.
     caps = {}
     for p, sizes in SIZES.items():
         try:
@@ -310,22 +316,32 @@ def main_all(outdir, par):
     json.dump(caps, open(os.path.join(outdir, 'caps.json'), 'w'))
     run_all([(['size', p, str(s), outdir, str(caps[p])], c) for p in caps for s in SIZES[p] for c in CONFS[:2]], par)
     print(f'--- caps done in {time.time() - t0:.0f} s: {caps}', flush=True)
-    # 3. cases.
+    return caps
+
+
+def phase_rest(outdir, par, caps):
+    """Phases 3 and 4: the conformance cases, then the fit scans under `caps`."""
+    os.makedirs(outdir, exist_ok=True)
+    t0 = time.time()
     run_all([(['case', name, outdir], conf) for name, (conf, _) in CASES.items()], par)
     print(f'--- cases done in {time.time() - t0:.0f} s', flush=True)
-    # 4. fit scans under the same caps (written as they come: a run cut short keeps what it found).
-    fit = []
-    for p in caps:
-        lines = run_all([(['fits', p, str(s), str(caps[p])], c) for s in FIT_GRID[p] for c in CONFS[:2]], par)
-        fit += [json.loads(l) for out in lines if out for l in out.splitlines() if l.startswith('{')]
-        json.dump(fit, open(os.path.join(outdir, 'fit.json'), 'w'), indent=0)
-    print(f'--- all done in {time.time() - t0:.0f} s', flush=True)
+    # Fit scans (written as they come: a run cut short keeps what it found).
+    jobs = [(['fits', p, str(s), str(caps[p])], c) for p in caps for s in FIT_GRID[p] for c in CONFS[:2]]
+    lines = run_all(jobs, par)
+    fit = [json.loads(l) for out in lines if out for l in out.splitlines() if l.startswith('{')]
+    json.dump(fit, open(os.path.join(outdir, 'fit.json'), 'w'), indent=0)
+    print(f'--- fit done in {time.time() - t0:.0f} s', flush=True)
 
 
 if __name__ == '__main__':
     cmd = sys.argv[1]
     if cmd == 'all':
-        main_all(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6)
+        par = int(sys.argv[3]) if len(sys.argv) > 3 else 6
+        phase_rest(sys.argv[2], par, phase_sizes(sys.argv[2], par))
+    elif cmd == 'sizes':
+        phase_sizes(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6)
+    elif cmd == 'rest':
+        phase_rest(sys.argv[2], int(sys.argv[4]) if len(sys.argv) > 4 else 6, {k: int(v) for k, v in json.load(open(sys.argv[3])).items()})
     elif cmd == 'size':
         program, size, outdir = sys.argv[2], int(sys.argv[3]), sys.argv[4]
         cap = int(sys.argv[5]) if len(sys.argv) > 5 else None
