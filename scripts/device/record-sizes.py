@@ -22,8 +22,9 @@ Phases, one after another:
      empty_cache() under expandable_segments; a record_stream prefetch under max_split_size_mb:128; and
      max_split_size_mb together with expandable_segments. Plus a planted leak (a list of GPU tensors that
      grows every step) inside record_function step ranges.
-  4. fit: the same programs under the same caps at every size of a finer grid (no recording): whether a
-     run of that size fits (the largest size that fits, as `splitscope predict --fit` must find it).
+  4. fit: the same programs under the same caps (no recording), per program and config a bisection between
+     the 4th size (fits) and the 5th (does not): the largest size that fits, as `splitscope predict --fit`
+     must find it, and every size tried on the way.
 
 Writes NAME.pickle.gz and NAME.json (its manifest entry) per recording, fit.json (phase 4) and caps.json.
 """
@@ -37,13 +38,6 @@ SIZES = {
     'llama-seq': [128, 256, 384, 512, 768, 1024],
     'resnet': [8, 16, 24, 32, 48, 64],
     'vit': [4, 8, 12, 16, 24, 32],
-}
-# Around each cap (between the 4th and 5th sizes): where the largest size that fits lies.
-FIT_GRID = {
-    'llama-batch': list(range(3, 9)),
-    'llama-seq': list(range(384, 1025, 64)),
-    'resnet': list(range(24, 65, 4)),
-    'vit': list(range(12, 33, 2)),
 }
 STEPS = 3
 
@@ -319,16 +313,41 @@ def phase_sizes(outdir, par):
     return caps
 
 
+def probe(program, size, cap, conf):
+    """One `fits` run in a process of its own: its JSON line, or None when it failed otherwise."""
+    p = spawn(['fits', program, str(size), str(cap)], conf)
+    out, _ = p.communicate(timeout=240)
+    line = next((l for l in out.splitlines() if l.startswith('{')), None)
+    print(line or f'fits failed: {program} {size} {conf!r} exit {p.returncode}', flush=True)
+    return json.loads(line) if line else None
+
+
+def bisect_fit(program, cap, conf):
+    """The largest size that fits under `cap`, between the 4th size (fits) and the 5th (does not); every probe."""
+    lo, hi = SIZES[program][3], SIZES[program][4]
+    probes = [probe(program, lo, cap, conf), probe(program, hi, cap, conf)]
+    if not (probes[0] and probes[0]['fits']) or (probes[1] and probes[1]['fits']):
+        return probes  # not bracketed: the probes say why
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        r = probe(program, mid, cap, conf)
+        probes.append(r)
+        if r is None:
+            break
+        lo, hi = (mid, hi) if r['fits'] else (lo, mid)
+    return probes
+
+
 def phase_rest(outdir, par, caps):
-    """Phases 3 and 4: the conformance cases, then the fit scans under `caps`."""
+    """Phases 3 and 4: the conformance cases, then the largest size that fits each cap, per config."""
+    from concurrent.futures import ThreadPoolExecutor
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
     run_all([(['case', name, outdir], conf) for name, (conf, _) in CASES.items()], par)
     print(f'--- cases done in {time.time() - t0:.0f} s', flush=True)
-    # Fit scans (written as they come: a run cut short keeps what it found).
-    jobs = [(['fits', p, str(s), str(caps[p])], c) for p in caps for s in FIT_GRID[p] for c in CONFS[:2]]
-    lines = run_all(jobs, par)
-    fit = [json.loads(l) for out in lines if out for l in out.splitlines() if l.startswith('{')]
+    with ThreadPoolExecutor(par) as pool:
+        searches = [pool.submit(bisect_fit, p, caps[p], c) for p in caps for c in CONFS[:2]]
+        fit = [r for f in searches for r in f.result() if r]
     json.dump(fit, open(os.path.join(outdir, 'fit.json'), 'w'), indent=0)
     print(f'--- fit done in {time.time() - t0:.0f} s', flush=True)
 
