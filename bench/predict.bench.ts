@@ -16,9 +16,7 @@ import { decodeSnapshotForReplay, encodeSnapshotFile } from '../src/trace/snapsh
 import { RequestKind, type RequestStream } from '../src/trace/stream/request-stream';
 import { editStream } from '../src/trace/stream/stream-edit';
 import { fixture, median, report, ROOT } from './harness';
-import { DEFAULT_CONFIG } from '../src/allocator/config';
-import { allocationStacks } from '../src/trace/measures/allocation-stacks';
-import { SizePredictor, type SizedRecording } from '../src/trace/predict/predict-stream';
+import { accuracyRows, capRows, fitRows, pairSizes, PROGRAMS } from '../tests/unit/size-recordings';
 
 const SOURCE = 'train_gpt2-n150__default.pickle.gz';
 const DIR = join(ROOT, 'bench/out/predict-pair');
@@ -59,38 +57,45 @@ function seconds(args: string[], runs: number): number[] {
   return out;
 }
 
-/** The job's ranks (a small Llama at batches 4, 8, 12): each predicted from the other two, against its own recording. */
-function accuracy(): Record<string, string> {
-  const JOB = join(ROOT, 'tests/fixtures/job');
-  const batches = [4, 8, 12];
-  const load = (r: number): SizedRecording => {
-    const { snapshot, traces } = decodeSnapshotForReplay(readFileSync(join(JOB, `rank_${r}.pickle.gz`)), { gunzip: nodeGunzip, details: true });
-    const stream = planSnapshotReplay(snapshot, { trace: traces[0]! }).stream;
-    return { name: `rank_${r}`, size: batches[r]!, stream, stacks: allocationStacks(stream, traces[0]!.details, snapshot) };
-  };
-  const ranks = batches.map((_, r) => load(r));
-  const figures = (stream: RequestStream) => {
-    const { stats } = replay(stream, { config: DEFAULT_CONFIG, addresses: 'simulated', statsOnly: true });
-    return [stats['reserved_bytes.all.peak']!, stats['allocated_bytes.all.peak']!, stats['num_device_alloc']!] as const;
-  };
+const worst = (xs: number[]): number => Math.max(0, ...xs.map(Math.abs));
+const pct = (x: number): string => `${x.toFixed(2)}%`;
+
+/** The recorded programs (tests/fixtures/sizes), each predicted from two sizes, against the real runs at the others. */
+async function accuracy(): Promise<Record<string, string>> {
+  const rows = accuracyRows();
+  const caps = capRows();
+  const fits = await fitRows();
   const out: Record<string, string> = {};
-  const goals = [3, 1, 5];
-  const worst = [0, 0, 0];
-  for (let t = 0; t < 3; t++) {
-    const from = ranks.filter((_, r) => r !== t);
-    const predicted = figures(new SizePredictor(from).at(batches[t]!).stream);
-    const real = figures(ranks[t]!.stream);
-    const err = predicted.map((p, k) => Math.abs(p / real[k]! - 1) * 100);
-    err.forEach((e, k) => (worst[k] = Math.max(worst[k]!, e)));
-    const where = t === 1 ? 'inside' : `${(t === 0 ? 8 / 4 : 12 / 8).toFixed(1)}x beyond`;
-    out[`batch ${batches[t]} from ${from.map((r) => r.size).join(' and ')} (${where}): reserved / allocated peak, cudaMalloc count, error %`] = err.map((e) => e.toFixed(2)).join(' / ');
+  for (const program of PROGRAMS) {
+    const of = rows.filter((r) => r.program === program);
+    const inside = of.filter((r) => r.beyond === 1);
+    const outside = of.filter((r) => r.beyond > 1);
+    const [a, b] = pairSizes(program);
+    out[`${program} from ${a} and ${b}: peak reserved inside / up to 2x beyond, peak allocated, cudaMalloc count (worst |error| over ${of.length} runs)`] = [
+      worst(inside.map((r) => r.error[0])),
+      worst(outside.map((r) => r.error[0])),
+      worst(of.map((r) => r.error[1])),
+      worst(of.map((r) => r.error[2])),
+    ]
+      .map(pct)
+      .join(' / ');
   }
-  out['goal: peak reserved within 3% (inside; 5% up to 2x beyond), allocated 1%, cudaMalloc 5%'] = worst.every((w, k) => w <= goals[k]!) ? 'met' : 'NOT met';
+  const all = (k: number, where: (r: (typeof rows)[number]) => boolean) => worst(rows.filter(where).map((r) => r.error[k]!));
+  const sameVerdict = caps.filter((c) => (c.real === null) === (c.predicted === null));
+  const firstOomOff = worst(caps.filter((c) => c.real !== null && c.predicted !== null).map((c) => ((c.predicted! - c.real!) / c.requests) * 100));
+  out['goal: peak reserved within 3% inside the recorded sizes'] = all(0, (r) => r.beyond === 1) <= 3 ? 'met' : 'NOT met';
+  out['goal: peak reserved within 5% up to 2x beyond them'] = all(0, (r) => r.beyond > 1) <= 5 ? 'met' : 'NOT met';
+  out['goal: peak allocated within 1%'] = all(1, () => true) <= 1 ? 'met' : `NOT met (${rows.filter((r) => Math.abs(r.error[1]) > 1).map((r) => `${r.program} at ${r.size} under ${r.conf || 'the defaults'}`).join(', ')})`;
+  out['goal: cudaMalloc count within 5%'] = all(2, () => true) <= 5 ? 'met' : 'NOT met';
+  out[`under a cap: the real run's OOM verdict (${caps.length} runs)`] = `${sameVerdict.length} of ${caps.length}${sameVerdict.length === caps.length ? ', met' : ', NOT met'}`;
+  out["under a cap: first OOM's request, worst offset in % of the run's requests (goal 1%)"] = `${pct(firstOomOff)}${firstOomOff <= 1 ? ', met' : ', NOT met'}`;
+  out['predict --fit against the largest size the program ran at (program, config: predicted / real)'] = fits.map((f) => `${f.program} ${f.conf || 'defaults'}: ${f.predicted} / ${f.real}`).join('; ');
+  out['goal: --fit equals the real largest'] = fits.every((f) => f.predicted === f.real) ? 'met' : `NOT met for ${fits.filter((f) => f.predicted !== f.real).map((f) => `${f.program} ${f.conf || 'defaults'}`).join(', ')}`;
   return out;
 }
 
-export function benchPredict(): void {
-  report('Size prediction accuracy on tests/fixtures/job (the only program recorded at several sizes so far)', accuracy());
+export async function benchPredict(): Promise<void> {
+  report('Size prediction accuracy: real programs recorded at six sizes under three configs and a cap (tests/fixtures/sizes)', await accuracy());
   const [a, b] = writePair();
   const mb = (f: string): string => (gunzipSync(readFileSync(f)).length / 1e6).toFixed(0);
   const at = seconds(['predict', `1:${a}`, `2:${b}`, '--at', '3', '--json'], 5);

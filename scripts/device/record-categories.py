@@ -78,8 +78,12 @@ def loss_of(torch, program, model, ckpt):
     y = torch.randint(0, 1000, (batch,), device='cuda')
     if program == 'resnet' and ckpt:
         from torch.utils.checkpoint import checkpoint_sequential
-        body = torch.nn.Sequential(model.conv1, model.bn1, model.relu, model.maxpool, model.layer1, model.layer2, model.layer3, model.layer4)
-        h = checkpoint_sequential(body, 4, x, use_reentrant=False)
+        # The stem runs as usual; the four stages are checkpointed. use_reentrant=False failed in backward
+        # under _record_memory_history (SystemError), so the reentrant form, whose input (the stem's
+        # output) requires grad.
+        stem = model.maxpool(model.relu(model.bn1(model.conv1(x))))
+        body = torch.nn.Sequential(model.layer1, model.layer2, model.layer3, model.layer4)
+        h = checkpoint_sequential(body, 4, stem, use_reentrant=True)
         out = model.fc(torch.flatten(model.avgpool(h), 1))
     else:
         out = model(x)

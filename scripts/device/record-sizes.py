@@ -6,6 +6,7 @@ with a fixed shape, recorded from before the model is built (stacks='python'), 3
   python3 scripts/device/record-sizes.py all OUTDIR [PAR]      # PAR processes at a time (default 6)
   python3 scripts/device/record-sizes.py sizes OUTDIR [PAR]    # phases 1-2 (writes OUTDIR/caps.json)
   python3 scripts/device/record-sizes.py rest OUTDIR CAPS [PAR] # phases 3-4 under the caps of CAPS (a caps.json)
+  python3 scripts/device/record-sizes.py bisect PROGRAM LO HI CAP  # one fit search, under PYTORCH_CUDA_ALLOC_CONF
 
 Phases, one after another:
   1. sizes: three programs at six sizes each, under the default config, expandable_segments:True and
@@ -322,9 +323,9 @@ def probe(program, size, cap, conf):
     return json.loads(line) if line else None
 
 
-def bisect_fit(program, cap, conf):
-    """The largest size that fits under `cap`, between the 4th size (fits) and the 5th (does not); every probe."""
-    lo, hi = SIZES[program][3], SIZES[program][4]
+def bisect_fit(program, cap, conf, lo=None, hi=None):
+    """The largest size that fits under `cap`, between `lo` (fits; the 4th size) and `hi` (does not; the 5th); every probe."""
+    lo, hi = lo or SIZES[program][3], hi or SIZES[program][4]
     probes = [probe(program, lo, cap, conf), probe(program, hi, cap, conf)]
     if not (probes[0] and probes[0]['fits']) or (probes[1] and probes[1]['fits']):
         return probes  # not bracketed: the probes say why
@@ -368,6 +369,8 @@ if __name__ == '__main__':
         kind = 'sequence' if program == 'llama-seq' else 'batch'
         record(name_of(program, size, conf, cap), outdir, lambda torch: train(torch, program, size), cap,
                {'program': program, 'size_kind': kind, 'size': size, 'steps': STEPS})
+    elif cmd == 'bisect':  # bisect PROGRAM LO HI CAP: one search under PYTORCH_CUDA_ALLOC_CONF, its probes as JSON lines
+        bisect_fit(sys.argv[2], int(sys.argv[5]), os.environ.get('PYTORCH_CUDA_ALLOC_CONF', ''), int(sys.argv[3]), int(sys.argv[4]))
     elif cmd == 'fits':
         fits(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]))
     elif cmd == 'case':

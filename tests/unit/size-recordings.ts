@@ -1,0 +1,171 @@
+// Real programs recorded at several sizes on the device (tests/fixtures/sizes, scripts/device/record-sizes.py):
+// what size prediction is held against. Each program's pair (its 2nd and 4th sizes, under the defaults)
+// is kept as a snapshot; every other run is known by its memory_stats() at the end (the manifest), and a
+// capped run that ran out of memory by its OOM dump, whose first OOM is the truth for the request a
+// predicted run must fail at. Shared by tests/unit/predict-accuracy.test.ts and `npm run bench`.
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
+import type { Capacity } from '../../src/allocator/capacity';
+import { parseAllocConf } from '../../src/allocator/config-parser';
+import { predictAnswer } from '../../src/cli/predict';
+import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
+import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
+import { replay } from '../../src/trace/replay/replay';
+import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
+import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
+
+/** From the repository root, where the tests and the benchmarks run. */
+export const SIZES_DIR = 'tests/fixtures/sizes';
+
+export interface SizeRun {
+  file: string;
+  program: string;
+  size_kind: 'batch' | 'sequence';
+  size: number;
+  conf: string;
+  stats_at_end: Record<string, number>;
+  allowed_memory_maximum?: number;
+  ooms: number;
+}
+
+export interface FitProbe {
+  program: string;
+  size: number;
+  cap: number;
+  conf: string;
+  fits: boolean;
+}
+
+interface SizesManifest {
+  sizes: Record<string, number[]>;
+  caps: Record<string, number>;
+  fit: FitProbe[];
+  traces: SizeRun[];
+}
+
+export const SIZES: SizesManifest = JSON.parse(readFileSync(join(SIZES_DIR, 'MANIFEST.json'), 'utf8'));
+export const PROGRAMS = Object.keys(SIZES.sizes);
+export const CONFS = ['', 'expandable_segments:True', 'max_split_size_mb:128'];
+
+const runOf = (program: string, size: number, conf: string, capped: boolean): SizeRun | undefined =>
+  SIZES.traces.find((t) => t.program === program && t.size === size && t.conf === conf && (t.allowed_memory_maximum !== undefined) === capped);
+
+function load(file: string): { recording: (size: number) => SizedRecording; stream: SizedRecording['stream'] } {
+  const { snapshot, traces } = decodeSnapshotForReplay(gunzipSync(readFileSync(join(SIZES_DIR, file))), { details: true });
+  const stream = planSnapshotReplay(snapshot, { trace: traces[0]! }).stream;
+  return { stream, recording: (size) => ({ name: file, size, stream, stacks: allocationStacks(stream, traces[0]!.details, snapshot) }) };
+}
+
+/** The sizes a program's prediction is made from: its 2nd and 4th. */
+export const pairSizes = (program: string): [number, number] => [SIZES.sizes[program]![1]!, SIZES.sizes[program]![3]!];
+
+const predictors = new Map<string, SizePredictor>();
+export function predictorOf(program: string): SizePredictor {
+  let p = predictors.get(program);
+  if (!p) {
+    p = new SizePredictor(pairSizes(program).map((size) => load(runOf(program, size, '', false)!.file).recording(size)));
+    predictors.set(program, p);
+  }
+  return p;
+}
+
+/** How far `size` lies from the pair: 1 inside, else the ratio to the nearer end (below: smallest / size). */
+export function beyond(program: string, size: number): number {
+  const [lo, hi] = pairSizes(program);
+  return size > hi ? size / hi : size < lo ? lo / size : 1;
+}
+
+const FIGURES = ['reserved_bytes.all.peak', 'allocated_bytes.all.peak', 'num_device_alloc'] as const;
+
+export interface AccuracyRow {
+  program: string;
+  size: number;
+  conf: string;
+  beyond: number;
+  /** Predicted / real - 1, in %, for peak reserved, peak allocated and the cudaMalloc count. */
+  error: [number, number, number];
+  predicted: number[];
+  real: number[];
+}
+
+/** Every recorded size of every program under each config (the pair's own sizes too), predicted from the pair. */
+export function accuracyRows(): AccuracyRow[] {
+  const rows: AccuracyRow[] = [];
+  for (const program of PROGRAMS) {
+    for (const size of SIZES.sizes[program]!) {
+      const stream = predictorOf(program).at(size).stream;
+      for (const conf of CONFS) {
+        const real = runOf(program, size, conf, false);
+        if (!real) continue;
+        const { stats } = replay(stream, { config: parseAllocConf(conf).config, addresses: 'simulated', statsOnly: true });
+        const predicted = FIGURES.map((k) => stats[k]!);
+        const want = FIGURES.map((k) => real.stats_at_end[k]!);
+        rows.push({ program, size, conf, beyond: beyond(program, size), predicted, real: want, error: predicted.map((p, k) => (p / want[k]! - 1) * 100) as AccuracyRow['error'] });
+      }
+    }
+  }
+  return rows;
+}
+
+export interface CapRow {
+  program: string;
+  size: number;
+  conf: string;
+  cap: number;
+  /** The real run's first OOM (the request of its OOM dump), or null when it ran through. */
+  real: number | null;
+  predicted: number | null;
+  /** The predicted run's requests: what "within 1% of the run's requests" is measured by. */
+  requests: number;
+}
+
+/** Every size under each program's cap, under the defaults and expandable_segments:True. */
+export function capRows(): CapRow[] {
+  const rows: CapRow[] = [];
+  for (const program of PROGRAMS) {
+    for (const size of SIZES.sizes[program]!) {
+      const stream = predictorOf(program).at(size).stream;
+      for (const conf of CONFS.slice(0, 2)) {
+        const real = runOf(program, size, conf, true);
+        if (!real) continue;
+        const capacity: Capacity = { kind: 'fraction', bytes: real.allowed_memory_maximum! };
+        const { ooms } = replay(stream, { config: parseAllocConf(conf).config, addresses: 'simulated', capacity, statsOnly: true });
+        const recorded = real.ooms > 0 ? load(real.file).stream.recordedOoms[0]! : null;
+        rows.push({ program, size, conf, cap: capacity.bytes, real: recorded, predicted: ooms[0]?.request ?? null, requests: stream.length });
+      }
+    }
+  }
+  return rows;
+}
+
+export interface FitRow {
+  program: string;
+  conf: string;
+  cap: number;
+  /** The largest size the real program ran at under the cap, with the next size failing (null: not bracketed on the device). */
+  real: number | null;
+  predicted: number | null;
+}
+
+/** `splitscope predict --fit` (the CLI's own answer) per program and config, beside the device's bisection. */
+export async function fitRows(): Promise<FitRow[]> {
+  const rows: FitRow[] = [];
+  for (const program of PROGRAMS) {
+    // The cap as PyTorch applied it (the fraction of the device's memory, in whole bytes).
+    const cap = SIZES.traces.find((t) => t.program === program && t.allowed_memory_maximum !== undefined)!.allowed_memory_maximum!;
+    const inputs = pairSizes(program).map((size) => ({ size, file: runOf(program, size, '', false)!.file }));
+    const answer = await predictAnswer(inputs, { fit: true, capacity: String(cap) }, async (file) =>
+      decodeSnapshotForReplay(gunzipSync(readFileSync(join(SIZES_DIR, file))), { details: true }),
+    );
+    if (answer.kind !== 'fit') throw new Error('predict --fit answered something else');
+    for (const f of answer.fits) {
+      const probes = SIZES.fit.filter((p) => p.program === program && p.conf === f.conf);
+      const fitting = probes.filter((p) => p.fits).map((p) => p.size);
+      const largest = fitting.length ? Math.max(...fitting) : null;
+      const bracketed = largest !== null && probes.some((p) => !p.fits && p.size === largest + 1);
+      rows.push({ program, conf: f.conf, cap, real: bracketed ? largest : null, predicted: f.largest });
+    }
+  }
+  return rows;
+}
