@@ -218,9 +218,9 @@ export class CachingAllocator {
    */
   private allocSegment(pool: BlockPool, rounded: number, size: number, stream: number, isRetry: boolean): Block | null {
     if (isRetry) this.stats.count('num_alloc_retries');
-    // A private pool always cudaMallocs: PyTorch's checkpointing of private pools does not handle
-    // expandable segments (alloc_block checks owner_PrivatePool).
-    const expandable = this.expandable && pool.pool === 0;
+    // Private pools (CUDA graphs, MemPools) map pages too: alloc_block passes over expandable segments
+    // for them only in Meta's internal build (in_fbcode).
+    const expandable = this.expandable;
     // The memory fraction is checked against the segment size even where pages are mapped instead.
     const capped = this.capacity && (this.capacity.kind === 'fraction' || !expandable);
     if (capped && this.reserved + size > this.capacity!.bytes) return null;
@@ -454,7 +454,7 @@ export class CachingAllocator {
     const addr = this.placement.reserve(size, at);
     const block = new Block(addr, size, stream, pool.small, null);
     block.mapped = false;
-    block.segment = new Segment(addr, size, stream, pool.small, block, pageSize);
+    block.segment = new Segment(addr, size, stream, pool.small, block, pageSize, pool.pool);
     this.segments.set(addr, block.segment);
     this.expandableCount++;
     pool.unmapped.insert(block);

@@ -14,6 +14,9 @@ export interface Capacity {
 /** total_memory of an NVIDIA H200 as torch.cuda.get_device_properties reports it. */
 export const H200_TOTAL_MEMORY = 150_109_880_320;
 
+/** total_memory of the cards recordings were seen from (the H100 80GB HBM3's read on the device). */
+export const KNOWN_DEVICE_TOTALS: readonly number[] = [85_017_493_504, H200_TOTAL_MEMORY];
+
 /** The cards a cap is usually asked for, smallest first (a card's whole memory as the cap). */
 export const CARDS: readonly { name: string; examples: string; bytes: number }[] = [
   { name: '24 GB card', examples: 'RTX 3090/4090, 24 GiB', bytes: 24 * GiB },

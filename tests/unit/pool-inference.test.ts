@@ -1,6 +1,7 @@
 // Which pool a 2.11 trace's allocations drew from, where the trace records none: a segment freed
 // during the trace takes the pool of the allocations around it on its stream, and where those disagree
-// (a MemPool used in turn with the default pool, then deleted) the pool is a guess the stream says so.
+// (a MemPool used in turn with the default pool, then deleted) the pool is a guess the stream says so;
+// a pool that had a free block for the segment's first allocation is not its pool (else no segment).
 import { describe, expect, test } from 'vitest';
 import type { SnapshotSegment } from '../../src/trace/snapshot/snapshot';
 import { PoolInference } from '../../src/trace/stream/pool-inference';
@@ -14,17 +15,18 @@ const finalSegments = [
   { address: P, total_size: 20 * MiB, segment_pool_id: [1, 7] },
 ] as unknown as SnapshotSegment[];
 
-/** Allocations on stream 0 in D (or P), then one in X freed again, then one in P (or D). */
-function run(before: number, after: number) {
+/** Allocations on stream 0 in D (or P; `first` bytes of its 20 MiB), then one of `size` in X freed
+ * again, then one in P (or D). */
+function run(before: number, after: number, first = 20 * MiB, size = 4 * MiB) {
   const pools = new PoolInference(finalSegments);
   const column = new Int32Array(3).fill(-1);
   pools.segmentMade(before, 20 * MiB, 0, 0);
-  column[0] = pools.alloc(before, 0, 1, 0);
+  column[0] = pools.alloc(before, first, 0, 1, 0);
   pools.segmentMade(X, 20 * MiB, 0, 2);
-  column[1] = pools.alloc(X, 0, 3, 1);
+  column[1] = pools.alloc(X, size, 0, 3, 1);
   const gone = pools.segmentGone(X, 20 * MiB, 0, 4);
   pools.segmentMade(after, 20 * MiB, 0, 5);
-  column[2] = pools.alloc(after, 0, 6, 2);
+  column[2] = pools.alloc(after, 4 * MiB, 0, 6, 2);
   pools.resolve(column, [[gone]]);
   return { pools, column };
 }
@@ -39,5 +41,13 @@ describe('pool inference for a 2.11 trace', () => {
     const { pools, column } = run(D, P);
     expect([...column]).toEqual([0, 0, 1]);
     expect(pools.guessed.map((g) => [g.addr, g.requests])).toEqual([[X, [1]]]);
+  });
+  test("between a private pool's allocations, where that pool had room for the first one: the other pool, no guess", () => {
+    // P held 7 MiB of 20 when X was made for 13 MiB: the private pool would have served it.
+    const { pools, column } = run(P, P, 7 * MiB, 13 * MiB);
+    expect([...column]).toEqual([1, 0, 1]);
+    expect(pools.guessed).toEqual([]);
+    // 14 MiB did not fit there: the private pool it stays.
+    expect([...run(P, P, 7 * MiB, 14 * MiB).column]).toEqual([1, 1, 1]);
   });
 });

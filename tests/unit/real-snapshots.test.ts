@@ -188,14 +188,19 @@ describe("PyTorch 2.12's pool_id on trace entries", () => {
     expect(sameEvents(replaySnapshot(decodeSnapshotFile(encodeSnapshotFile(bare, 'pickle')), { addresses: 'recorded' }))).toBe(false);
   });
 
-  test('under expandable_segments a private pool still cudaMallocs its segments, as alloc_block does', () => {
-    for (const snapshot of [loadRealTrace('compiled__default.pickle.gz'), recorded]) {
+  test('under expandable_segments a private pool maps pages too, as alloc_block does outside Meta\'s build', () => {
+    // real/graph_expandable (a CUDA graph captured under expandable_segments:True, torch 2.11) maps its
+    // capture's pool; the same-config conformance replays it event for event.
+    const graph = loadRealTrace('graph_expandable__expandable_segments=True.pickle.gz');
+    expect(graph.device_traces[0]!.some((e) => e.action === 'segment_map' && e.stream !== 0)).toBe(true);
+    expect(graph.device_traces[0]!.some((e) => e.action === 'segment_alloc')).toBe(false);
+    for (const snapshot of [loadRealTrace('compiled__default.pickle.gz'), recorded, graph]) {
       const run = replaySnapshot(snapshot, { conf: 'expandable_segments:True', statsOnly: true });
       const segments = [...run.result.allocator.segments.values()];
       expect(segments.some((g) => g.pool === 0 && g.expandable)).toBe(true);
       const pooled = segments.filter((g) => g.pool !== 0);
       expect(pooled.length).toBeGreaterThan(0);
-      expect(pooled.filter((g) => g.expandable)).toEqual([]);
+      expect(pooled.filter((g) => !g.expandable)).toEqual([]);
     }
   });
 

@@ -1,6 +1,7 @@
 // "What if this recording had run under that config?": the recorded config, the chosen one,
 // the address model that fits, and the replay, in one call shared by the CLI, the worker and tests.
 import { fractionCapacity, H200_TOTAL_MEMORY, type Capacity } from '../../allocator/capacity';
+import { deviceTotalFromMappings } from '../stream/recorded-device-total';
 import { maxSplitWithExpandable } from '../../allocator/config-myths';
 import { sameDecisions, type AllocatorConfig } from '../../allocator/config';
 import { parseAllocConf } from '../../allocator/config-parser';
@@ -96,7 +97,9 @@ export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOp
   if (stream.length === 0) notes.unshift(NO_HISTORY);
   // The cap: the one asked for, else the config's per_process_memory_fraction, else the one a
   // recording that ended in an OOM shows.
-  const fromConfig = fractionCapacity(config.perProcessMemoryFraction, H200_TOTAL_MEMORY);
+  // The device's memory where the recording shows it (its expandable ranges), else an H200's.
+  const deviceTotal = deviceTotalFromMappings(stream.recordedMappings);
+  const fromConfig = fractionCapacity(config.perProcessMemoryFraction, deviceTotal ?? H200_TOTAL_MEMORY);
   const inferredCap = options.capacity === undefined && !fromConfig ? oomCap(stream) : null;
   const capacity = options.capacity ?? fromConfig ?? (inferredCap ? capOf(inferredCap) : undefined);
   if (inferredCap) notes.push(capNote(inferredCap, true));
@@ -112,6 +115,7 @@ export function planSnapshotReplay(snapshot: Snapshot, options: SnapshotReplayOp
     config,
     addresses,
     ...(capacity ? { capacity } : {}),
+    ...(deviceTotal !== null ? { deviceTotal } : {}),
     ...(options.device !== undefined ? { device: options.device } : {}),
     ...(options.emptyCacheAfter ? { emptyCacheAfter: options.emptyCacheAfter } : {}),
     ...(options.resetPeakAfter ? { resetPeakAfter: options.resetPeakAfter } : {}),

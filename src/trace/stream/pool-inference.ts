@@ -2,8 +2,11 @@
 // graph's, torch.compile's reduce-overhead mode, a torch.cuda.MemPool). A 2.12 trace entry says (its
 // pool_id), and then that is all there is to it. A 2.11 one does not; the final snapshot's segments
 // do, for the segments alive at the end. A segment freed during the trace takes the pool of the
-// allocations around its first one on its stream: a capture or a use_mem_pool context routes a
-// stretch of one stream's allocations to one pool.
+// allocations around its first one on its stream (a capture or a use_mem_pool context routes a
+// stretch of one stream's allocations to one pool), unless the recording rules that pool out: the
+// allocator made the segment because the pool had no free block for its first allocation, so a pool
+// with a large enough free block on that stream then is not its pool (a MemPool used in turn with
+// the default pool, line by line, puts both pools' allocations around every segment).
 import { partitionPoint } from '../../lib/binary-search';
 import type { SnapshotSegment } from '../snapshot/snapshot';
 import { DEFAULT_POOL, type PoolId } from './request-stream';
@@ -27,6 +30,10 @@ export interface Incarnation {
   /** Request indices of the allocations it served, and their trace indices. */
   requests: number[];
   at: number[];
+  /** Its live blocks (made in the trace): start -> end. */
+  blocks?: Map<number, number>;
+  /** Pools that had a free block for its first allocation when it was made: not its pool. */
+  ruledOut?: Set<number>;
 }
 
 export class PoolInference {
@@ -45,9 +52,11 @@ export class PoolInference {
   readonly guessed: Incarnation[] = [];
 
   /** `recorded`: the trace's own pool ids (TraceColumns.recordedPools), where it has them. */
+  /** `round`: a request's size as the allocator rounds it (the recorded config's rounding). */
   constructor(
     finalSegments: readonly SnapshotSegment[],
     private readonly recorded?: ReadonlyMap<number, PoolId>,
+    private readonly round: (size: number) => number = (size) => size,
   ) {
     for (const s of finalSegments) {
       const id = s.segment_pool_id ?? DEFAULT_POOL;
@@ -81,7 +90,7 @@ export class PoolInference {
 
   segmentMade(addr: number, size: number, stream: number, at: number): void {
     const pool = this.recorded ? this.recordedAt(at) : -1;
-    const inc: Incarnation = { addr, size, stream, first: at, alive: true, pool, requests: [], at: [] };
+    const inc: Incarnation = { addr, size, stream, first: at, alive: true, pool, requests: [], at: [], blocks: new Map() };
     const k = lastAtOrBelow(this.live.length, (i) => this.live[i]!.addr <= addr) + 1;
     this.live.splice(k, 0, inc);
     this.all.push(inc);
@@ -102,21 +111,59 @@ export class PoolInference {
     return { addr, size, stream, first: at, alive: false, initial: true, pool, requests: [], at: [] };
   }
 
-  /** An allocation at trace index `at` (request `request`): its pool now, or -1 until resolve(). */
-  alloc(addr: number, stream: number, at: number, request: number): number {
+  /** An allocation of `size` bytes at trace index `at` (request `request`): its pool now, or -1 until resolve(). */
+  alloc(addr: number, size: number, stream: number, at: number, request: number): number {
     if (this.recorded) return this.recordedAt(at);
     const k = lastAtOrBelow(this.live.length, (i) => this.live[i]!.addr <= addr);
     const inc = this.live[k];
     if (inc && addr < inc.addr + inc.size) {
-      if (inc.requests.length === 0) inc.first = at;
+      if (inc.requests.length === 0) {
+        inc.first = at;
+        inc.ruledOut = this.poolsWithRoomFor(this.round(size), inc);
+      }
       inc.requests.push(request);
       inc.at.push(at);
+      inc.blocks?.set(addr, addr + this.round(size));
       return -1;
     }
     // In a segment made before the trace began: the final snapshot's, if it is still there.
     const pool = this.finalPoolAt(addr);
     this.remember(stream, at, pool);
     return pool;
+  }
+
+  /** The block at `addr` went back to its pool. */
+  freed(addr: number): void {
+    if (this.recorded) return;
+    const k = lastAtOrBelow(this.live.length, (i) => this.live[i]!.addr <= addr);
+    this.live[k]?.blocks?.delete(addr);
+  }
+
+  /** The pools (those of segments alive at the end) with a free block of `size` bytes in a segment of
+   * `made`'s stream and kind (small or large) other than `made`. */
+  private poolsWithRoomFor(size: number, made: Incarnation): Set<number> {
+    const out = new Set<number>();
+    const small = made.size === SMALL_SEGMENT;
+    for (const y of this.live) {
+      if (y === made || y.stream !== made.stream || (y.size === SMALL_SEGMENT) !== small || !y.blocks) continue;
+      const pool = this.finalPoolOf(y);
+      if (pool === null || out.has(pool)) continue;
+      let from = y.addr;
+      let room = false;
+      for (const [start, end] of [...y.blocks].sort((a, b) => a[0] - b[0])) {
+        if (start - from >= size) room = true;
+        from = Math.max(from, end);
+      }
+      if (room || y.addr + y.size - from >= size) out.add(pool);
+    }
+    return out;
+  }
+
+  /** The pool of the final segment that is exactly `inc` (same start and size), else null. */
+  private finalPoolOf(inc: Incarnation): number | null {
+    const r = this.finalRanges;
+    const hit = r[lastAtOrBelow(r.length, (i) => r[i]![0] <= inc.addr)];
+    return hit && hit[0] === inc.addr && hit[1] - hit[0] === inc.size ? hit[2] : null;
   }
 
   private remember(stream: number, at: number, pool: number): void {
@@ -142,7 +189,12 @@ export class PoolInference {
     for (const list of this.known.values()) list.sort((a, b) => a[0] - b[0]);
     for (const inc of this.all) {
       if (inc.alive) continue;
-      const pool = this.nearby(inc.stream, inc.first);
+      let pool = this.nearby(inc.stream, inc.first);
+      if (inc.ruledOut && (pool === null || inc.ruledOut.has(pool))) {
+        // What the recording leaves possible: one pool decides it.
+        const possible = this.pools.map((_, k) => k).filter((k) => !inc.ruledOut!.has(k));
+        pool = possible.length === 1 ? possible[0]! : null;
+      }
       if (pool === null && inc.requests.length > 0) this.guessed.push(inc);
       inc.pool = pool ?? 0;
     }

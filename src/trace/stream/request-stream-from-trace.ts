@@ -5,6 +5,7 @@
 // private pool (CUDA graphs, MemPool) each allocation drew from.
 import { counted } from '../../lib/counted';
 import { DEFAULT_CONFIG, type AllocatorConfig } from '../../allocator/config';
+import { roundSize } from '../../allocator/sizes';
 import { Action } from '../../allocator/trace-action';
 import { AddressTable } from '../../lib/address-table';
 import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
@@ -54,7 +55,7 @@ export function requestStreamFromTrace(
   { device = 0, config = DEFAULT_CONFIG, sharedMemory = false }: TraceStreamOptions = {},
 ): RequestStream {
   const finalSegments = segments.filter((s) => (s.device ?? 0) === device);
-  const pools = new PoolInference(finalSegments, trace.recordedPools);
+  const pools = new PoolInference(finalSegments, trace.recordedPools, (size) => roundSize(size, config));
   // Each alloc and free_requested is one request (an oom two): about 2/3 of the entries.
   const b = new RequestStreamBuilder(Math.ceil(trace.length * 0.7), sharedMemory);
   const liveBlocks = new AddressTable(); // addr -> id
@@ -96,7 +97,7 @@ export function requestStreamFromTrace(
         const id = b.newId();
         liveBlocks.set(addr, id);
         // A pool not known yet (-1) is settled at the end (pools.resolve).
-        const pool = withPools ? pools.alloc(addr, streams[i]!, i, b.length) : 0;
+        const pool = withPools ? pools.alloc(addr, size, streams[i]!, i, b.length) : 0;
         b.alloc(id, size, streams[i]!, i, -1, Math.max(0, pool));
         break;
       }
@@ -118,7 +119,10 @@ export function requestStreamFromTrace(
         // A free completes at once unless other streams still use the block: then its free_completed
         // comes later, when a malloc finds their events done.
         const now = i + 1 < length && action[i + 1] === Action.free_completed && addrs[i + 1] === addr;
-        if (now) i++;
+        if (now) {
+          i++;
+          if (withPools) pools.freed(addr);
+        }
         else {
           pendingBlocks.set(addr, id);
           deferred++;
@@ -128,6 +132,7 @@ export function requestStreamFromTrace(
       }
       case Action.free_completed: {
         let id = pendingBlocks.get(addr);
+        if (withPools) pools.freed(addr);
         if (id >= 0) pendingBlocks.delete(addr);
         else {
           // Freed before recording began, completed in it.
