@@ -40,6 +40,8 @@ const manifest = (path: string): ManifestTrace[] => JSON.parse(readFileSync(join
 export const MANIFEST: ManifestTrace[] = manifest('MANIFEST.json');
 /** Real programs' snapshots, in tests/fixtures/real. */
 export const REAL_MANIFEST: ManifestTrace[] = manifest('real/MANIFEST.json');
+/** Real programs at several sizes, three configs and a cap (size prediction's ground truth), in tests/fixtures/sizes. */
+export const SIZES_MANIFEST: ManifestTrace[] = manifest('sizes/MANIFEST.json');
 
 export function loadTrace(file: string): Snapshot {
   return decodeSnapshotFile(readFileSync(join(FIXTURES, file)));

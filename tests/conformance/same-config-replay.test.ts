@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { ACTION_NAMES } from '../../src/allocator/trace-action';
 import { replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import type { Snapshot } from '../../src/trace/snapshot/snapshot';
-import { capacityOf, loadRealTrace, loadTrace, MANIFEST, REAL_MANIFEST, type ManifestTrace } from './reference-traces';
+import { capacityOf, loadRealTrace, loadTrace, MANIFEST, REAL_MANIFEST, SIZES_MANIFEST, type ManifestTrace } from './reference-traces';
 
 const real = REAL_MANIFEST.filter((t) => !t.segments_only && !t.no_history);
 
@@ -25,9 +25,10 @@ describe('same-config replay reproduces the recording', () => {
   const cases = [
     ...MANIFEST.flatMap((t) => [[t.file, t, 0, false] as const, ...(t.source1 ? [[`${t.file}, device 1`, t, 1, false] as const] : [])]),
     ...real.map((t) => [`real/${t.file}`, t, 0, true] as const),
+    ...SIZES_MANIFEST.map((t) => [`sizes/${t.file}`, t, 0, true] as const),
   ];
-  test.each(cases)('%s', (_name, trace, device, isReal) => {
-    const snapshot: Snapshot = isReal ? loadRealTrace(trace.file) : loadTrace(trace.file);
+  test.each(cases)('%s', (name, trace, device, isReal) => {
+    const snapshot: Snapshot = name.startsWith('sizes/') ? loadTrace(name) : isReal ? loadRealTrace(trace.file) : loadTrace(trace.file);
     // The lab recordings ran under set_per_process_memory_fraction, which a snapshot does not record;
     // a per_process_memory_fraction key is in the recorded config, and real programs need no help.
     const capacity = !isReal && !trace.conf.includes('per_process_memory_fraction') ? capacityOf(trace) : undefined;

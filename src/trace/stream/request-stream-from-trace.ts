@@ -5,7 +5,7 @@
 // private pool (CUDA graphs, MemPool) each allocation drew from.
 import { counted } from '../../lib/counted';
 import { DEFAULT_CONFIG, type AllocatorConfig } from '../../allocator/config';
-import { roundSize } from '../../allocator/sizes';
+import { roundSize, segmentSizeFor } from '../../allocator/sizes';
 import { Action } from '../../allocator/trace-action';
 import { AddressTable } from '../../lib/address-table';
 import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
@@ -82,6 +82,9 @@ export function requestStreamFromTrace(
   const cap = new CapEvidence(config);
   /** Reserved bytes (relative to the start) before the cache release a malloc is making, or -1. */
   let releasingFrom = -1;
+  /** expandable_segments: reserved bytes before a release that pages were then mapped after, or -1:
+   * the failed attempt asked for the request's whole segment size, known at its alloc. */
+  let mappedAfterRelease = -1;
   const recordedOoms: number[] = [];
 
   const { action, addr: addrs, size: sizes, stream: streams, length } = trace;
@@ -90,6 +93,10 @@ export function requestStreamFromTrace(
     const size = sizes[i]!;
     switch (action[i]) {
       case Action.alloc: {
+        if (mappedAfterRelease >= 0) {
+          cap.retried(mappedAfterRelease, segmentSizeFor(roundSize(size, config), config.largeSegmentSize));
+          mappedAfterRelease = -1;
+        }
         if (liveBlocks.get(addr) >= 0) {
           problem(`${at(i)} allocates ${addr} again while the block allocated there before was never freed: this second allocation is left out.`);
           break;
@@ -181,6 +188,7 @@ export function requestStreamFromTrace(
         break;
       }
       case Action.segment_map:
+        if (releasingFrom >= 0) mappedAfterRelease = releasingFrom;
         releasingFrom = -1;
         cap.reserved(size);
         recordedMappings.push({ addr, size });
