@@ -3,7 +3,10 @@
 // in when it was made and the one it was freed in (request-phases.ts), and a category the program named
 // in user_metadata, which wins. Each rule, with its reason:
 //   made in backward, kept past it, the size gradient (AccumulateGrad's .grad lives to zero_grad, and
-//   of a parameter                           has its parameter's shape and dtype)
+//   of a parameter                           has its parameter's shape and dtype); no more of a size
+//                                            in one backward than there are parameters of it, those
+//                                            never freed last (the autograd thread's cuBLAS workspace
+//                                            is made once and kept, and can be a weight's size)
 //   made in the optimizer step, kept past it optimizer state (exp_avg, momentum_buffer, step)
 //   made in forward, freed after it, before  activation (saved for backward, or the output and loss)
 //   the next step's forward has begun
@@ -78,9 +81,11 @@ export function categorize(stream: RequestStream, details: TraceDetails | undefi
     nextForward[k] = next;
     if (kinds[k] === Phase.forward) next = phases.first[k]!;
   }
-  // Parameters' sizes, which their gradients share.
-  const parameterSizes = new Set<number>();
-  for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc && phase[i] === Phase.init) parameterSizes.add(stream.size[i]!);
+  // Parameters' sizes, which their gradients share, and how many there are of each.
+  const parameterSizes = new Map<number, number>();
+  for (let i = 0; i < stream.length; i++) {
+    if (stream.kind[i] === RequestKind.alloc && phase[i] === Phase.init) parameterSizes.set(stream.size[i]!, (parameterSizes.get(stream.size[i]!) ?? 0) + 1);
+  }
   for (let id = 0; id < stream.idCount; id++) {
     const a = madeAt[id]!;
     if (a < 0) continue; // made before the trace began: unknown
@@ -91,7 +96,9 @@ export function categorize(stream: RequestStream, details: TraceDetails | undefi
       continue;
     }
     const inst = instance[a]!;
-    const sameInstance = f >= 0 && instance[f] === inst;
+    // Freed in the phase that made it (a zero_grad after an optimizer step that allocated nothing
+    // shares the backward's instance, not its phase).
+    const sameInstance = f >= 0 && instance[f] === inst && phase[f] === phase[a];
     switch (phase[a]) {
       case Phase.backward:
         of[id] = sameInstance ? Category.temporary : parameterSizes.has(stream.size[a]!) ? Category.gradient : Category.other;
@@ -117,7 +124,36 @@ export function categorize(stream: RequestStream, details: TraceDetails | undefi
       }
     }
   }
+  keepGradientsPerParameter(stream, of, madeAt, freedAt, instance, parameterSizes);
   return { of, phases };
+}
+
+/** In each backward, no more gradients of a size than parameters of it: the excess (never freed first,
+ * the latest made first among those) is other. */
+function keepGradientsPerParameter(
+  stream: RequestStream,
+  of: Uint8Array,
+  madeAt: Int32Array,
+  freedAt: Int32Array,
+  instance: Int32Array,
+  parameterSizes: ReadonlyMap<number, number>,
+): void {
+  const groups = new Map<string, number[]>();
+  for (let id = 0; id < of.length; id++) {
+    if (of[id] !== Category.gradient) continue;
+    const a = madeAt[id]!;
+    const key = `${instance[a]} ${stream.size[a]}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = []));
+    g.push(id);
+  }
+  for (const ids of groups.values()) {
+    const allowed = parameterSizes.get(stream.size[madeAt[ids[0]!]!]!) ?? 0;
+    if (ids.length <= allowed) continue;
+    // Kept first: those freed (zero_grad), then the earliest made.
+    ids.sort((x, y) => Number(freedAt[x]! < 0) - Number(freedAt[y]! < 0) || madeAt[x]! - madeAt[y]!);
+    for (const id of ids.slice(allowed)) of[id] = Category.other;
+  }
 }
 
 function nameOf(details: TraceDetails, entry: number): Category | null {
