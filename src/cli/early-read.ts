@@ -1,7 +1,6 @@
 // The snapshots a command replays, read (and, gzip-compressed, inflating) from the process's first
-// moment, while the rest of the CLI loads: entry.ts calls this before it imports main.ts. Every file of
-// a predict starts inflating at once, so that the next inflates on zlib's thread pool while the CLI
-// parses the one before. Anything unusual (a bad command line, a file that cannot be read) is left for
+// moment, while the rest of the CLI loads: entry.ts calls this before it imports main.ts. Of a predict's
+// recordings, the first (the others are read on worker threads: recording-worker.ts). Anything unusual (a bad command line, a file that cannot be read) is left for
 // main.ts to report.
 import { readFileSync, statSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -39,6 +38,6 @@ export function readEarly(argv: readonly string[]): EarlyRead[] {
     return [];
   }
   // predict's recordings are SIZE:FILE.
-  const files = command === 'predict' ? positionals.map((p) => p.slice(p.indexOf(':') + 1)) : command && REPLAYING.has(command) && positionals.length === 1 ? positionals : [];
+  const files = command === 'predict' ? positionals.slice(0, 1).map((p) => p.slice(p.indexOf(':') + 1)) : command && REPLAYING.has(command) && positionals.length === 1 ? positionals : [];
   return files.map(read).filter((r) => r !== null);
 }

@@ -21,6 +21,7 @@ import { COMMANDS, OPTIONS } from './cli-options';
 import { capacityOption, categoriesJson, noteLine, oomsOf, printReplay, statsTable, UsageError } from './cli-format';
 import { categorySentence } from '../trace/categories/categories';
 import { predictCommand } from './predict';
+import { decodeSideBySide, recordingWorker } from './recording-worker';
 import { readBytes } from './read-file';
 import { writeReport } from './report';
 import { explainCommand } from './explain';
@@ -91,13 +92,14 @@ async function main(argv: string[]): Promise<number> {
     return command ? 0 : 2;
   }
   if (command === 'batch-worker') return batchWorker(workerData);
+  if (command === 'recording-worker') return recordingWorker();
   if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'`);
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
     options: OPTIONS,
   });
-  if (command === 'predict') return predictCommand(positionals, values, loadForReplay);
+  if (command === 'predict') return predictCommand(positionals, values, (files) => decodeSideBySide(files, (file) => loadForReplay(file, true)));
   if (command === 'batch') return batchCommand(positionals, values);
   if (command === 'batch-summary') return batchSummaryCommand(positionals, values.json ?? false);
   // Loaded only here: the SDK is most of its chunk.

@@ -22,6 +22,7 @@ import { capacityOption, categoriesJson, oomsOf } from './cli-format';
 import { explainAnswer } from './explain';
 import { nodeGunzip } from './node-gunzip';
 import { predictAnswer } from './predict';
+import { plannedRecording, type PlannedRecording } from './recording-worker';
 import { readBytes } from './read-file';
 import { writeReport } from './report';
 
@@ -174,7 +175,11 @@ export function mcpServer(): McpServer {
             ...(a.conf ? { conf: a.conf } : {}),
             ...(a.capacity !== undefined ? { capacity: a.capacity } : {}),
           },
-          (path) => load(path),
+          async (files) => {
+            const out: PlannedRecording[] = [];
+            for (const f of files) out.push(plannedRecording(await load(f)));
+            return out;
+          },
         );
         return result.kind === 'at' ? { ...result.json, notes: result.notes } : result.json;
       }),

@@ -8,16 +8,17 @@ import { configToString, type AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
-import { allocationStacks } from '../trace/measures/allocation-stacks';
+import { stacksOfKeys } from '../trace/measures/allocation-stacks';
 import { largestFit, type LargestFit } from '../trace/predict/largest-fit';
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { replay, type ReplayResult } from '../trace/replay/replay';
-import { replayNotes, planSnapshotReplay } from '../trace/replay/replay-snapshot';
+import { replayNotes } from '../trace/replay/replay-snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
-import { encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
+import { encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { recordedConfig } from '../trace/snapshot/recorded-config';
 import { capacityOption, noteLine, oomsOf, printReplay, UsageError } from './cli-format';
+import type { PlannedRecording } from './recording-worker';
 
 export interface PredictOptions {
   at?: string;
@@ -42,7 +43,10 @@ function sizedFile(arg: string): { size: number; file: string } {
   return { size, file: arg.slice(at + 1) };
 }
 
-export async function predictCommand(positionals: readonly string[], options: PredictOptions, load: (file: string, details: boolean) => Promise<SnapshotForReplay>): Promise<number> {
+/** The recordings named, decoded (in order). */
+export type LoadRecordings = (files: readonly string[]) => Promise<PlannedRecording[]>;
+
+export async function predictCommand(positionals: readonly string[], options: PredictOptions, load: LoadRecordings): Promise<number> {
   const answer = await predictAnswer(positionals.map(sizedFile), options, load);
   if (options.json) {
     if (answer.kind === 'at') for (const note of answer.notes) console.error(noteLine(note));
@@ -78,7 +82,7 @@ export type PredictAnswer =
 export async function predictAnswer(
   inputs: readonly { size: number; file: string }[],
   options: PredictOptions,
-  load: (file: string, details: boolean) => Promise<SnapshotForReplay>,
+  load: LoadRecordings,
 ): Promise<PredictAnswer> {
   if (inputs.length < 2) throw new UsageError('predict needs recordings of the program at two sizes or more: SIZE:FILE SIZE:FILE [...]');
   if (options.fit === (options.at !== undefined)) throw new UsageError('predict takes either --at SIZE (the run at that size) or --fit --capacity SIZE (the largest size that fits)');
@@ -87,23 +91,18 @@ export async function predictAnswer(
   const target = options.at !== undefined ? Number(options.at) : NaN;
   if (options.at !== undefined && !(target > 0)) throw new UsageError(`--at takes a size above 0, not '${options.at}'`);
 
-  const recordings: SizedRecording[] = [];
-  let recorded: AllocatorConfig | null = null;
-  for (const { size, file } of inputs) {
-    const { snapshot, traces } = await load(file, true);
-    const plan = planSnapshotReplay(snapshot, { ...(traces[0] ? { trace: traces[0] } : {}) });
-    recorded ??= recordedConfig(snapshot.allocator_settings).config;
-    recordings.push({ name: basename(file), size, stream: plan.stream, stacks: allocationStacks(plan.stream, traces[0]?.details, snapshot) });
-  }
+  const planned = await load(inputs.map((i) => i.file));
+  const recordings: SizedRecording[] = inputs.map(({ size, file }, k) => ({ name: basename(file), size, stream: planned[k]!.stream, stacks: stacksOfKeys(planned[k]!.stacks) }));
+  const recorded = recordedConfig(planned[0]!.settings).config;
   const predictor = new SizePredictor(recordings);
   if (!options.fit && (options.conf?.length ?? 0) > 1) throw new UsageError('predict --at takes one --conf (several only with --fit)');
   // The recordings' own config (the first one's), unless others are asked for; --fit sets it beside
   // expandable_segments:True, the setting most worth trying.
   const configs = options.conf?.length
     ? options.conf.map((c) => parseAllocConf(c).config)
-    : options.fit && !recorded!.expandableSegments
-      ? [recorded!, { ...recorded!, expandableSegments: true }]
-      : [recorded!];
+    : options.fit && !recorded.expandableSegments
+      ? [recorded, { ...recorded, expandableSegments: true }]
+      : [recorded];
   const config = configs[0]!;
 
   if (options.fit) {

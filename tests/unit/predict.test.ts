@@ -3,7 +3,7 @@
 // real one's peaks and cudaMalloc count, and its requests are the real ones; the laws, the largest size
 // that fits, and what the CLI prints.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -181,5 +181,15 @@ describe('splitscope predict', () => {
     expect(cli('predict', ...inputs, '--at', '12', '--conf', '', '--conf', 'expandable_segments:True')).toMatchObject({ status: 2, stderr: expect.stringMatching(/--at takes one --conf/) });
     expect(cli('replay', `${JOB}/rank_0.pickle.gz`, '--conf', '', '--conf', '')).toMatchObject({ status: 2, stderr: expect.stringMatching(/replay takes one --conf/) });
     expect(cli('predict', inputs[0]!, '8:tests/fixtures/real/oom__default.pickle.gz', '--at', '12')).toMatchObject({ status: 1, stderr: expect.stringMatching(/do not look like one program/) });
+  });
+
+  test('a recording that cannot be read or decoded is named, the first (read here) or a later one (on a worker thread)', () => {
+    const cut = join(tmp, 'cut.pickle.gz');
+    writeFileSync(cut, readFileSync(`${JOB}/rank_1.pickle.gz`).subarray(0, 3000));
+    for (const args of [[inputs[0]!, `8:${cut}`], [`4:${cut}`, inputs[1]!]]) {
+      const r = cli('predict', ...args, '--at', '12');
+      expect([r.status, r.stderr]).toEqual([1, `splitscope: ${cut}: The gzip data is truncated: the file was cut off. Re-download or re-compress it.\n`]);
+    }
+    expect(cli('predict', inputs[0]!, `8:${tmp}/missing.pickle.gz`, '--at', '12')).toMatchObject({ status: 2, stderr: expect.stringMatching(/cannot read .*missing\.pickle\.gz: ENOENT/) });
   });
 });

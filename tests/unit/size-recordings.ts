@@ -9,6 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import type { Capacity } from '../../src/allocator/capacity';
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { predictAnswer } from '../../src/cli/predict';
+import { plannedRecording } from '../../src/cli/recording-worker';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
 import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
 import { replay } from '../../src/trace/replay/replay';
@@ -155,8 +156,8 @@ export async function fitRows(): Promise<FitRow[]> {
     // The cap as PyTorch applied it (the fraction of the device's memory, in whole bytes).
     const cap = SIZES.traces.find((t) => t.program === program && t.allowed_memory_maximum !== undefined)!.allowed_memory_maximum!;
     const inputs = pairSizes(program).map((size) => ({ size, file: runOf(program, size, '', false)!.file }));
-    const answer = await predictAnswer(inputs, { fit: true, capacity: String(cap) }, async (file) =>
-      decodeSnapshotForReplay(gunzipSync(readFileSync(join(SIZES_DIR, file))), { details: true }),
+    const answer = await predictAnswer(inputs, { fit: true, capacity: String(cap) }, async (files) =>
+      files.map((file) => plannedRecording(decodeSnapshotForReplay(gunzipSync(readFileSync(join(SIZES_DIR, file))), { details: true }))),
     );
     if (answer.kind !== 'fit') throw new Error('predict --fit answered something else');
     for (const f of answer.fits) {

@@ -9,10 +9,16 @@ import { NO_STACK, stackPath, type StackOf } from './memory-by-stack';
 
 export const BEFORE_TRACE = '(allocated before the recording began)';
 
-export interface AllocationStacks {
-  stackOf: StackOf;
+/** The plain data of an allocation's stacks (what a worker thread hands back). */
+export interface StackKeys {
   /** Each logical id's stack as a key: its frame list's index, or -1 (no stack), -2 (before the trace). */
   keyOf: Int32Array;
+  /** The frame lists the keys index. */
+  lists: readonly (readonly Frame[])[];
+}
+
+export interface AllocationStacks extends StackKeys {
+  stackOf: StackOf;
   /** The stack a key stands for. */
   stackOfKey(key: number): readonly Frame[] | string;
 }
@@ -37,9 +43,14 @@ export function allocationStacks(stream: RequestStream, details: TraceDetails | 
     const frames = b.source === undefined ? finalFrames.get(b.addr) : undefined;
     keyOf[b.id] = frames ? lists.push(frames) - 1 : -2;
   }
+  return stacksOfKeys({ keyOf, lists });
+}
+
+export function stacksOfKeys({ keyOf, lists }: StackKeys): AllocationStacks {
   const stackOfKey = (key: number): readonly Frame[] | string => (key >= 0 ? lists[key]! : key === -2 ? BEFORE_TRACE : NO_STACK);
   return {
     keyOf,
+    lists,
     stackOfKey,
     stackOf: (id) => (id >= 0 && id < keyOf.length ? stackOfKey(keyOf[id]!) : NO_STACK),
   };
