@@ -8,7 +8,7 @@ import { formatSize } from '../../allocator/format-size';
 import { grouped } from '../../lib/grouped';
 import { CATEGORY_KEYS, CATEGORY_NAMES, categorize, categoryTotals, type CategoryKey } from '../categories/categories';
 import { allocationStacks } from '../measures/allocation-stacks';
-import { stackPath } from '../measures/memory-by-stack';
+import { stackSite } from '../measures/memory-by-stack';
 import { replaySnapshot } from '../replay/replay-snapshot';
 import type { Snapshot } from '../snapshot/snapshot';
 import type { TraceColumns } from '../snapshot/trace-columns';
@@ -92,7 +92,7 @@ function summarize(r: CheckedRecording, options: CheckOptions): RunSummary {
   for (const [id, bytes] of live) {
     const key = stacks.keyOf[id] ?? -1;
     let site = siteOfKey.get(key);
-    if (site === undefined) siteOfKey.set(key, (site = stackPath(stacks.stackOfKey(key)).at(-1)!));
+    if (site === undefined) siteOfKey.set(key, (site = stackSite(stacks.stackOfKey(key))));
     sites.set(site, (sites.get(site) ?? 0) + bytes);
   }
   const stats = result.stats;

@@ -9,7 +9,7 @@ import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { MiB } from '../../allocator/constants';
 import type { AllocationStacks } from '../measures/allocation-stacks';
-import { stackPath } from '../measures/memory-by-stack';
+import { stackSite } from '../measures/memory-by-stack';
 import { replay, type AddressModel } from '../replay/replay';
 import { coverageOf, type Coverage } from '../replay/coverage';
 import type { TraceDetails } from '../snapshot/trace-columns';
@@ -77,7 +77,7 @@ export function explainRun(stream: RequestStream, details: TraceDetails | undefi
   // Without an OOM, the moment the program held the most.
   const at = oom ? oom.request : Math.max(0, totals.peakRequest);
   const state = replay(stream, { ...base, statsOnly: true, until: at }).allocator;
-  const site = (id: number): string => stackPath(stacks.stackOf(id)).at(-1)!;
+  const site = (id: number): string => stackSite(stacks.stackOf(id));
   const largest = new Map<number, number>();
   const held: HeldSegment[] = [];
   for (const seg of state.segmentsByAddress()) {

@@ -15,7 +15,7 @@ import { formatSize } from '../../allocator/format-size';
 import { grouped } from '../../lib/grouped';
 import { partitionPoint } from '../../lib/binary-search';
 import type { AllocationStacks } from '../measures/allocation-stacks';
-import { stackPath } from '../measures/memory-by-stack';
+import { stackSite } from '../measures/memory-by-stack';
 import { oomOutcome, coverageOf } from '../replay/coverage';
 import { replay, type ReplayResult } from '../replay/replay';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
@@ -138,7 +138,7 @@ function keptSites(stream: RequestStream, categories: Categories, stacks: Alloca
     // Parameters, gradients and optimizer state are meant to outlive a step.
     const category = categories.of[id]!;
     if (category !== Category.activation && category !== Category.input && category !== Category.other) continue;
-    const site = stackPath(stacks.stackOf(id)).at(-1)!;
+    const site = stackSite(stacks.stackOf(id));
     let s = bySite.get(site);
     if (!s) bySite.set(site, (s = { site, bytes: 0, category, ids: [] }));
     s.ids.push(id);

@@ -54,6 +54,11 @@ export function stackPath(stack: readonly Frame[] | string): string[] {
   return path.length > 0 ? path : [NO_STACK];
 }
 
+/** The allocation site a stack names: its innermost frame shown. */
+export function stackSite(stack: readonly Frame[] | string): string {
+  return stackPath(stack).at(-1)!;
+}
+
 /** The allocated blocks of `layout` grouped by stack. */
 export function memoryByStack(layout: MemoryLayout, stackOf: StackOf): StackTree {
   // Allocations that share a stack share its (interned) list: group by it first, walk the trie once per list.

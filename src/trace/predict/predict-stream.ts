@@ -6,7 +6,7 @@
 import { commonSubsequence } from '../../lib/diff';
 import { grouped } from '../../lib/grouped';
 import { ImportError } from '../../lib/import-error';
-import { stackPath, type StackOf } from '../measures/memory-by-stack';
+import { stackSite, type StackOf } from '../measures/memory-by-stack';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { requestTokens, TokenDictionary } from './recording-tokens';
 import { lawAt, lawDegree, UNCLEAN } from './size-law';
@@ -46,8 +46,7 @@ function nearest(recordings: readonly SizedRecording[], target: number): SizedRe
 }
 
 function siteOf(stackOf: StackOf, id: number): string {
-  const path = stackPath(stackOf(id));
-  return path[path.length - 1] ?? '(no stack)';
+  return stackSite(stackOf(id));
 }
 
 /** What predicting from one skeleton needs whatever the target: each allocation's law, and the fit's figures. */
