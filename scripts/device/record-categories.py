@@ -2,7 +2,9 @@
 transformers, torchvision and timm and a CUDA GPU: real training programs that also write what they
 know of their memory, read from the model and the optimizer after each optimizer step (before
 zero_grad): parameter bytes, gradient bytes, optimizer state bytes (CUDA tensors of
-optimizer.state), and the step's torch.cuda.max_memory_allocated(). Each such moment is marked in
+optimizer.state), the bytes the program itself keeps (a list, a cache), and the step's
+torch.cuda.max_memory_allocated(); once, one micro-batch's input bytes, and after the last step the
+bytes of cuBLAS's workspaces (what clearing them frees). Each such moment is marked in
 the trace by a marker allocation of a size no program makes (MARKER + the step), freed at once, so a
 test finds the request it stands for. Random weights, nothing downloaded, one process per run.
 
@@ -31,8 +33,9 @@ PROGRAMS = ['llama', 'resnet', 'vit']
 VARIANTS = ['', '-ckpt', '-accum']
 
 
-def truth(torch, model, opt, step, meta):
-    """What the program knows after optimizer step `step`, marked in the trace."""
+def truth(torch, model, opt, step, meta, held=()):
+    """What the program knows after optimizer step `step`, marked in the trace; `held`: tensors the
+    program itself keeps (a leak's list, a cache)."""
     torch.cuda.synchronize()
     nbytes = lambda t: t.numel() * t.element_size()
     params = [p for p in model.parameters()]
@@ -44,12 +47,26 @@ def truth(torch, model, opt, step, meta):
         'buffer': sum(nbytes(b) for b in model.buffers() if b.is_cuda),
         'gradient': sum(nbytes(p.grad) for p in params if p.grad is not None),
         'optimizer_state': sum(nbytes(v) for v in state),
+        'held': sum(nbytes(t) for t in held),
         'allocated': torch.cuda.memory_allocated(),
         'max_allocated': torch.cuda.max_memory_allocated(),
     })
     m = torch.empty(MARKER + 512 * step, dtype=torch.uint8, device='cuda')
     del m
     torch.cuda.reset_peak_memory_stats()
+
+
+def workspaces(torch, meta):
+    """After the last step: the bytes of cuBLAS's workspaces (one per handle: the main thread's and the
+    autograd thread's), what memory_allocated() drops by when they are cleared."""
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_allocated()
+    try:
+        torch._C._cuda_clearCublasWorkspaces()
+        meta['workspace'] = before - torch.cuda.memory_allocated()
+    except (AttributeError, RuntimeError) as e:
+        meta['workspace'] = None
+        print(f'workspaces not cleared: {e}', flush=True)
 
 
 def build(torch, program, ckpt):
@@ -95,6 +112,8 @@ def train(torch, name, meta):
     ckpt, accum = name.endswith('-ckpt'), name.endswith('-accum')
     model, opt = build(torch, program, ckpt)
     micro = 2 if accum else 1
+    # One micro-batch's input: the token ids (labels are the same tensor), or the images and labels.
+    meta['input'] = 4 * 512 * 8 if program == 'llama' else (32 if program == 'resnet' else 16) * (3 * 224 * 224 * 4 + 8)
     for step in range(STEPS):
         for _ in range(micro):
             with torch.autocast('cuda', dtype=torch.bfloat16):
@@ -104,6 +123,7 @@ def train(torch, name, meta):
         opt.step()
         truth(torch, model, opt, step, meta)
         opt.zero_grad(set_to_none=True)
+    workspaces(torch, meta)
 
 
 def leaks(torch, name, meta):
@@ -121,9 +141,11 @@ def leaks(torch, name, meta):
             cache.setdefault(step % 3, torch.empty(3 << 20, dtype=torch.uint8, device='cuda'))
         loss.backward()
         opt.step()
-        truth(torch, model, opt, step, meta)
+        truth(torch, model, opt, step, meta, history + list(cache.values()))
         opt.zero_grad(set_to_none=True)
         del x, out, loss
+    workspaces(torch, meta)
+    meta['input'] = 512 * 2048 * 4
     meta['leak_bytes_per_step'] = 512 * 2048 * 4 if name == 'leak' else 0
     return history, cache
 
