@@ -1,6 +1,7 @@
 // Numbers at the cursor and at the end: memory_stats() names, fragmentation, the cudaMalloc churn and
 // the OOMs of the replay, each term explained on hover and in "What these mean". The figures are the
 // replay's on screen; while the current key's is on its way they are marked as updating.
+import { useMemo } from 'react';
 import { grouped } from '../lib/grouped';
 import { formatSize } from '../allocator/format-size';
 import { usePanel } from './use-panel';
@@ -10,8 +11,8 @@ import { keyId, sourceKeyOf } from '../state/view-key';
 import { GLOSSARY, type Term } from './glossary';
 import { useDelayed } from './use-delayed';
 import { useMemoryKinds } from './use-memory-kinds';
-import { CATEGORY_COUNT, CATEGORY_NAMES, categorySentence } from '../trace/categories/categories';
-import { BlockState, type MemoryLayout } from '../trace/measures/memory-layout';
+import { bytesByCategoryIn, CATEGORY_NAMES, categorySentence } from '../trace/categories/categories';
+import type { MemoryLayout } from '../trace/measures/memory-layout';
 
 const BYTE_ROWS: [string, Term][] = [
   ['allocated_bytes.all.current', 'allocated'],
@@ -145,10 +146,7 @@ export function StatsPanel() {
 /** What is allocated at the cursor by category (requested bytes of the blocks the cursor's state holds
  * for the program), and at the moment the program held the most. */
 function MemoryKinds({ of, layout, peakRequest, atPeak, seek }: { of: Uint8Array; layout: MemoryLayout; peakRequest: number; atPeak: Float64Array; seek(i: number): void }) {
-  const bytes = new Float64Array(CATEGORY_COUNT);
-  for (let b = 0; b < layout.blockAddr.length; b++) {
-    if (layout.blockState[b] === BlockState.allocated) bytes[of[layout.blockId[b]!] ?? CATEGORY_COUNT - 1]! += layout.blockRequested[b]!;
-  }
+  const bytes = useMemo(() => bytesByCategoryIn(layout, of), [layout, of]);
   const at = (c: number): number => bytes[c]!;
   const total = bytes.reduce((x, y) => x + y, 0);
   return (

@@ -15,6 +15,7 @@ import { setChanged } from './set-changed';
 import { byteAxis } from './timeline-ticks';
 import { upperBound } from '../lib/binary-search';
 import type { TimelineAnnotation } from '../trace/measures/timeline-annotations';
+import type { StackedCategories } from '../trace/categories/categories';
 import './timeline.css';
 
 export interface TimelineSeries {
@@ -51,13 +52,15 @@ export interface TimelineProps {
 }
 
 export interface TimelineLayers {
-  /** Row c (each as long as the series) holds layers 0..c together: the tops of the stacked areas. */
-  stacked: Float32Array;
+  /** The tops of the stacked areas, at most a few thousand points a row over the series' requests. */
+  rows: StackedCategories;
   names: readonly string[];
+  /** Each layer's bytes at the cursor (the legend's figures), null while unknown. */
+  atCursor: Float64Array | null;
 }
 
-/** Layer c's row of `layers`, `n` long. */
-const layerRow = (l: TimelineLayers, c: number, n: number): Float32Array => l.stacked.subarray(c * n, (c + 1) * n);
+/** Layer c's row of `layers`. */
+const layerRow = (l: TimelineLayers, c: number): Float32Array => l.rows.stacked.subarray(c * l.rows.points, (c + 1) * l.rows.points);
 /** At most this many layers (one path each in the SVG). */
 const LAYERS = 7;
 
@@ -153,7 +156,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
     const capShown = L.cap !== null && s !== null && L.cap <= 2 * L.max ? L.cap : null;
     const axis = byteAxis(Math.max(L.max, capShown ?? 0), Math.max(2, Math.floor(ih / 30)));
     const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
-    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.layers)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}:${capShown}`;
+    const key = `${L.width}x${L.height}:${seriesId(s)}:${L.calls.join(',')}:${seriesId(L.overlay)}:${seriesId(L.layers?.rows ?? null)}:${seriesId(L.marks)}:${L.timed}:${seriesId(L.annotations)}:${capShown}`;
 
     const drawAxes = (): void => {
       root.attr('width', L.width).attr('height', L.height);
@@ -206,12 +209,14 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
       const paths = env ? seriesPaths(env, xi, y) : { reservedArea: '', reserved: '', active: '', allocated: '' };
       const over = s && L.overlay && L.overlay.series.length === s.allocated.length ? L.overlay.series : null;
       const n = s?.allocated.length ?? 0;
-      const layered = s && L.layers && L.layers.stacked.length === L.layers.names.length * n ? L.layers : null;
+      const layered = s && L.layers && L.layers.rows.requests === n ? L.layers : null;
       // The layers' paths change only with the layers, the size and the scales: not with each replay's series.
-      const layersKey = `${seriesId(layered)}:${columns}:${ih}:${axis.top}:${L.timed}:${n}`;
+      const layersKey = `${seriesId(layered?.rows ?? null)}:${columns}:${ih}:${axis.top}:${L.timed}:${n}`;
       if (L.layersKey !== layersKey) {
         L.layersKey = layersKey;
-        L.layerPaths = Array.from({ length: LAYERS }, (_, c) => (layered && c < layered.names.length ? areaPath(envelope(layerRow(layered, c, n), columns), xi, y) : ''));
+        // Point k of a row stands at request k·n/points.
+        const xk = layered ? (k: number) => xi((k * n) / layered.rows.points) : xi;
+        L.layerPaths = Array.from({ length: LAYERS }, (_, c) => (layered && c < layered.names.length ? areaPath(envelope(layerRow(layered, c), columns), xk, y) : ''));
       }
       const layerPaths = L.layerPaths.map((d, c) => [`.tl-layer-${c}`, d] as const);
       const part = (name: string): Element | null => svg.querySelector(name);
@@ -387,12 +392,10 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
             <span className="tl-overlay-label">{overlay.label}</span> <b className="tl-value">{value(overlay.series, at)}</b>
           </li>
         )}
-        {layers &&
+        {layers?.atCursor &&
           series &&
           layers.names.map((name, c) => {
-            const n = series.allocated.length;
-            if (layers.stacked.length !== layers.names.length * n || at < 0) return null;
-            const bytes = layers.stacked[c * n + at]! - (c > 0 ? layers.stacked[(c - 1) * n + at]! : 0);
+            const bytes = layers.atCursor![c]!;
             return bytes > 0 ? (
               <li key={name} className="tl-layer-key" data-layer={c}>
                 <span className={`tl-swatch tl-sw-layer-${c}`} />

@@ -6,7 +6,7 @@ import { callWorker } from '../state/replay-client';
 import { allocationFrames, useSession, useSourceKey } from '../state/session-store';
 import { searchQuery, useSearch } from '../state/search-store';
 import { idsOf, useStacks } from '../state/stack-store';
-import { sourceParts } from '../state/view-key';
+import { keyId, sourceKeyOf, sourceParts } from '../state/view-key';
 import { useSelectionSeries, useStackTree } from './use-stacks';
 import { blockMatches } from '../trace/measures/event-search';
 import { BlockState, layoutOfStream, layoutStreams } from '../trace/measures/memory-layout';
@@ -15,7 +15,7 @@ import { SearchBox } from './SearchBox';
 import { blockMarks, SegmentMap, type BlockMark } from './SegmentMap';
 import { Timeline, type TimelineLayers, type TimelineOverlay } from './Timeline';
 import { useMemoryKinds } from './use-memory-kinds';
-import { CATEGORY_NAMES } from '../trace/categories/categories';
+import { bytesByCategoryIn, CATEGORY_NAMES } from '../trace/categories/categories';
 import { grouped } from '../lib/grouped';
 
 const ALL = 'all';
@@ -44,7 +44,13 @@ export function ViewPanels() {
   const [byCategory, setByCategory] = useState(true);
   const [category, setCategory] = useState<number | null>(null);
   const kinds = useMemoryKinds(byCategory || category !== null);
-  const layers = useMemo<TimelineLayers | null>(() => (byCategory && kinds ? { stacked: kinds.stacked, names: CATEGORY_NAMES } : null), [byCategory, kinds]);
+  // The legend's figures at the cursor: the view's blocks by category, as the stats panel counts them.
+  const summaryKey = useSession((s) => s.summary?.key);
+  const atCursor = useMemo(
+    () => (kinds && view && summaryKey && keyId(sourceKeyOf(view.key)) === keyId(sourceKeyOf(summaryKey)) ? bytesByCategoryIn(view.layout, kinds.of) : null),
+    [kinds, view, summaryKey],
+  );
+  const layers = useMemo<TimelineLayers | null>(() => (byCategory && kinds ? { rows: kinds.stacked, names: CATEGORY_NAMES, atCursor } : null), [byCategory, kinds, atCursor]);
   // The trace's own time axis and phases: the same under every config, one per source and device.
   const axis = useQuery({ queryKey: ['axis', sourceKey.source, ...sourceParts(sourceKey)], queryFn: () => callWorker((w) => w.timeAxis(sourceKey)) }).data;
   const [wantTime, setWantTime] = useState(false);

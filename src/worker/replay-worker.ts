@@ -33,7 +33,7 @@ import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type 
 import { coverageOf } from '../trace/replay/coverage';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { largestFit } from '../trace/predict/largest-fit';
-import { categorize, categoryTotals, stackedCategorySeries, type Categories } from '../trace/categories/categories';
+import { categorize, categoryTotals, stackedCategorySeries, type Categories, type StackedCategories } from '../trace/categories/categories';
 import { stepStarts } from '../trace/categories/steps';
 import { explainRun, type Explanation } from '../trace/explain/explain';
 import { smallerSizeFix } from '../trace/explain/fixes';
@@ -622,7 +622,7 @@ const api = {
    * after each request stacked by category (`failed`: the requests a replay refused, which never
    * existed), and the moment the program held the most (up to the first failed).
    */
-  memoryKinds(key: SourceKey, failed: number[]): { of: Uint8Array; stacked: Float32Array; peakRequest: number; atPeak: Float64Array; stepStarts: number[] } {
+  memoryKinds(key: SourceKey, failed: number[]): { of: Uint8Array; stacked: StackedCategories; peakRequest: number; atPeak: Float64Array; stepStarts: number[] } {
     const s = sourceFor(key);
     const stream = streamOf(s);
     const categories = categoriesOf(s);
@@ -630,7 +630,7 @@ const api = {
     const first = failed.length > 0 ? Math.min(...failed) : stream.length - 1;
     const totals = categoryTotals(stream, categories, first);
     const of = categories.of.slice();
-    return moved({ of, stacked, peakRequest: totals.peakRequest, atPeak: totals.atPeak, stepStarts: stepStarts(categories, annotationsOf(s)) }, [of.buffer, stacked.buffer, totals.atPeak.buffer] as ArrayBuffer[]);
+    return moved({ of, stacked, peakRequest: totals.peakRequest, atPeak: totals.atPeak, stepStarts: stepStarts(categories, annotationsOf(s)) }, [of.buffer, stacked.stacked.buffer, totals.atPeak.buffer] as ArrayBuffer[]);
   },
 
   /** The story of the key's OOM or peak, and the fixes, each replayed (trace/explain). */

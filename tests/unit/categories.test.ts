@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, test } from 'vitest';
 import { nodeGunzip } from '../../src/cli/node-gunzip';
-import { bytesByCategoryAt, categorize, Category, categorySentence, categoryTotals } from '../../src/trace/categories/categories';
+import { bytesByCategoryAt, categorize, Category, CATEGORY_COUNT, categorySentence, categoryTotals, stackedCategorySeries } from '../../src/trace/categories/categories';
 import { Phase, phaseOfFrames, phaseOfMetadata } from '../../src/trace/categories/frame-phase';
 import { suspectedLeaks } from '../../src/trace/categories/leaks';
 import { stepStarts, steps } from '../../src/trace/categories/steps';
@@ -53,6 +53,30 @@ test('the OOM dump at its peak: mostly activations, said in one sentence', () =>
   const totals = categoryTotals(stream, categories);
   expect(totals.peakRequest).toBeGreaterThan(stream.length - 5);
   expect(categorySentence(totals.atPeak)).toMatch(/^8\d% activations, 1\d% optimizer state, \d% parameters/);
+});
+
+test("the timeline's stacked rows: a point a request where they fit, else each point the largest of its requests, the rows nested", () => {
+  const { stream, categories } = load('tests/fixtures/real/vit_oom__default.pickle.gz');
+  const n = stream.length;
+  const full = stackedCategorySeries(stream, categories, new Set(), Infinity);
+  expect([full.points, full.requests]).toEqual([n, n]);
+  // The top row is all the live requested bytes: after the last request, categoryTotals' end.
+  const end = categoryTotals(stream, categories).atEnd.reduce((a, b) => a + b, 0);
+  expect(full.stacked[(CATEGORY_COUNT - 1) * n + n - 1]).toBeCloseTo(end, -3);
+  const points = 1000;
+  const few = stackedCategorySeries(stream, categories, new Set(), points);
+  expect([few.points, few.requests, few.stacked.length]).toEqual([points, n, CATEGORY_COUNT * points]);
+  for (let c = 0; c < CATEGORY_COUNT; c++) {
+    for (let k = 0; k < points; k++) {
+      const from = Math.floor((k * n) / points);
+      const to = Math.floor(((k + 1) * n) / points);
+      expect(to).toBeGreaterThan(from);
+      let max = -Infinity;
+      for (let i = from; i < to; i++) max = Math.max(max, full.stacked[c * n + i]!);
+      expect(few.stacked[c * points + k]).toBe(max);
+      if (c > 0) expect(few.stacked[c * points + k]).toBeGreaterThanOrEqual(few.stacked[(c - 1) * points + k]!);
+    }
+  }
 });
 
 test('steps: one per forward pass of a training loop, each with its peak; no leak where there is none', () => {

@@ -21,6 +21,7 @@
 //                                            backward and kept, a tensor kept across steps)
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import type { TraceDetails } from '../snapshot/trace-columns';
+import { BlockState, type MemoryLayout } from '../measures/memory-layout';
 import { Phase } from './frame-phase';
 import { requestPhases, type RequestPhases } from './request-phases';
 
@@ -182,6 +183,16 @@ export function bytesByCategoryAt(stream: RequestStream, categories: Categories,
   return out;
 }
 
+/** Requested bytes by category of the blocks allocated in `layout` (`of`: each allocation's category by
+ * logical id; an id it lacks is "other"): what the stats panel and the timeline's legend show at the cursor. */
+export function bytesByCategoryIn(layout: MemoryLayout, of: Uint8Array): Float64Array {
+  const bytes = new Float64Array(CATEGORY_COUNT);
+  for (let b = 0; b < layout.blockAddr.length; b++) {
+    if (layout.blockState[b] === BlockState.allocated) bytes[of[layout.blockId[b]!] ?? Category.other]! += layout.blockRequested[b]!;
+  }
+  return bytes;
+}
+
 export interface CategoryTotals {
   /** The request after which the live requested bytes peaked (-1: before the first). */
   peakRequest: number;
@@ -235,15 +246,29 @@ export function categorySentence(bytes: Float64Array): string {
     .join(', ');
 }
 
+/** At most this many points a stacked row: many times a timeline's width in pixels, and a 10M-request
+ * trace's rows stay under 1 MB (one point a request would be 280 MB, kept by the page). */
+export const STACKED_POINTS = 1 << 15;
+
+/** Requested bytes over the requests, stacked by category, at most STACKED_POINTS points a row. */
+export interface StackedCategories {
+  /** Row c (of CATEGORY_COUNT, each `points` long) holds categories 0..c together: the tops of the
+   * timeline's stacked areas. Point k covers requests floor(k·requests/points) up to the next point's
+   * first, and holds each row's largest value over them (as the timeline's columns do, so the rows nest). */
+  stacked: Float32Array;
+  points: number;
+  /** The requests the points cover: the stream's length. */
+  requests: number;
+}
+
 /**
- * Requested bytes after each request, stacked by category: row c (of CATEGORY_COUNT, each `length`
- * long) holds categories 0..c together, so the rows are the tops of the timeline's stacked areas.
- * `failed`: requests whose alloc failed in the replay (they never existed). Float32: the timeline
- * draws to a pixel, and a 1M-request trace's rows are 28 MB rather than 56.
+ * Requested bytes after each request, stacked by category. `failed`: requests whose alloc failed in the
+ * replay (they never existed). Float32: the timeline draws to a pixel.
  */
-export function stackedCategorySeries(stream: RequestStream, categories: Categories, failed: ReadonlySet<number> = new Set()): Float32Array {
+export function stackedCategorySeries(stream: RequestStream, categories: Categories, failed: ReadonlySet<number> = new Set(), maxPoints = STACKED_POINTS): StackedCategories {
   const n = stream.length;
-  const out = new Float32Array(CATEGORY_COUNT * n);
+  const points = Math.min(n, maxPoints);
+  const out = new Float32Array(CATEGORY_COUNT * points);
   const live = new Float64Array(CATEGORY_COUNT);
   const alive = new Uint8Array(stream.idCount);
   for (const b of stream.initialBlocks) {
@@ -251,6 +276,8 @@ export function stackedCategorySeries(stream: RequestStream, categories: Categor
     alive[b.id] = 1;
     live[categories.of[b.id]!]! += b.requested;
   }
+  let k = -1;
+  let next = 0;
   for (let i = 0; i < n; i++) {
     const id = stream.id[i]!;
     const c = categories.of[id]!;
@@ -263,8 +290,15 @@ export function stackedCategorySeries(stream: RequestStream, categories: Categor
       alive[id] = 0;
       live[c]! -= stream.size[i]!;
     }
+    // The point's first request sets it; the others raise it.
+    const first = i === next;
+    if (first) next = Math.floor(((++k + 1) * n) / points);
     let top = 0;
-    for (let k = 0; k < CATEGORY_COUNT; k++) out[k * n + i] = top += live[k]!;
+    for (let r = 0; r < CATEGORY_COUNT; r++) {
+      top += live[r]!;
+      const at = r * points + k;
+      if (first || top > out[at]!) out[at] = top;
+    }
   }
-  return out;
+  return { stacked: out, points, requests: n };
 }
