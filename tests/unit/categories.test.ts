@@ -102,6 +102,10 @@ test('phases from frames and from user_metadata', () => {
   expect(phaseOfFrames([frame('/x/torch/nn/modules/module.py', '_apply'), frame('/x/torch/nn/modules/module.py', 'cuda')])).toBe(Phase.init);
   expect(phaseOfFrames([frame('/x/torch/utils/checkpoint.py', 'unpack_hook'), frame('/x/torch/nn/modules/module.py', '_call_impl')])).toBe(Phase.backward);
   expect(phaseOfFrames([frame('/x/train.py', 'main')])).toBe(Phase.user);
+  // The autograd engine's thread in a custom Function's backward, nothing of the program under it; the
+  // same Function called from a forward is the forward's.
+  expect(phaseOfFrames([frame('/x/torch/autograd/function.py', 'apply')])).toBe(Phase.backward);
+  expect(phaseOfFrames([frame('/x/torch/autograd/function.py', 'apply'), frame('/x/torch/nn/modules/module.py', '_call_impl'), frame('/x/train.py', 'main')])).toBe(Phase.forward);
   expect(phaseOfMetadata('step 3 backward')).toBe(Phase.backward);
   expect(phaseOfMetadata('step 3 optimizer')).toBe(Phase.optimizer);
   expect(phaseOfMetadata('eval')).toBeNull();

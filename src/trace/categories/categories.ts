@@ -151,8 +151,10 @@ function keepGradientsPerParameter(
   for (const ids of groups.values()) {
     const allowed = parameterSizes.get(stream.size[madeAt[ids[0]!]!]!) ?? 0;
     if (ids.length <= allowed) continue;
-    // Kept first: those freed (zero_grad), then the earliest made.
-    ids.sort((x, y) => Number(freedAt[x]! < 0) - Number(freedAt[y]! < 0) || madeAt[x]! - madeAt[y]!);
+    // Kept first: those freed soonest (by zero_grad; a workspace lives on, or until the program clears
+    // it at its end), then the earliest made.
+    const until = (id: number): number => (freedAt[id]! < 0 ? Infinity : freedAt[id]!);
+    ids.sort((x, y) => until(x) - until(y) || madeAt[x]! - madeAt[y]!);
     for (const id of ids.slice(allowed)) of[id] = Category.other;
   }
 }

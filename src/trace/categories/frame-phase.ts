@@ -68,6 +68,10 @@ const MARKS: [Phase, (file: string, name: string) => boolean][] = [
 /** The phase a stack (innermost frame first) was in. */
 export function phaseOfFrames(frames: readonly Frame[]): Phase {
   if (frames.length === 0) return Phase.none;
+  // The autograd engine's thread calling a custom Function's backward (BackwardCFunction.apply), with no
+  // program frame under it: a reentrant checkpoint frees its recomputed graph there.
+  const outer = frames[frames.length - 1]!;
+  if (outer.name === 'apply' && path(outer).endsWith('torch/autograd/function.py')) return Phase.backward;
   let best = MARKS.length;
   for (const f of frames) {
     const file = path(f);
