@@ -1,7 +1,8 @@
 #!/bin/bash
 # splitscope batch's throughput where there are more cores than here (the device: 16): the fleet of
 # bench/batch.bench.ts (120 copies of six real recordings, 3 configs) with 1, 2, 4 and 8 worker
-# threads, end to end in the CLI. Needs node and the built CLI (carry build/cli).
+# threads, end to end in the CLI. Needs node and the built CLI (carry build/cli). The figures go to
+# bench/results/h100-batch.json, which `npm run bench -- batch` prints beside its own.
 # Usage (repository root): bash scripts/device/batch-throughput.sh OUTDIR
 set -eu
 out=${1:?output folder}
