@@ -38,7 +38,7 @@ import { stepStarts } from '../trace/categories/steps';
 import { explainRun, type Explanation } from '../trace/explain/explain';
 import { smallerSizeFix } from '../trace/explain/fixes';
 import { compareRuns } from '../trace/sweep/rank-runs';
-import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
+import { memoryNeeded, smallestCap, type MemoryNeeded } from '../trace/sweep/memory-needed';
 
 interface Source {
   /** The page's id for it: every call names the source it is for (ViewKey.source). */
@@ -517,7 +517,7 @@ const api = {
    * The largest size whose predicted run fits the key's cap, under the key's config and under it with
    * expandable_segments:True (the setting most worth trying), side by side; null when no cap applies.
    */
-  predictionFit(key: ViewKey): { conf: string; largest: number | null; firstFailing: number | null }[] | null {
+  predictionFit(key: ViewKey): { conf: string; cap: number; largest: number | null; firstFailing: number | null; firstFailingNeeds: number | null }[] | null {
     const s = theSource(key.source);
     if (!s.prediction) throw new Error('This source is no prediction.');
     const at = settingsOf(key);
@@ -535,7 +535,13 @@ const api = {
         start,
         start * 64,
       );
-      return { conf: configToString(c), largest: fit.largest, firstFailing: fit.firstFailing };
+      // What the first size that runs out would need: how near the cap it came.
+      let firstFailingNeeds: number | null = null;
+      if (fit.firstFailing !== null) {
+        const planned = plan({ ...at, size: fit.firstFailing });
+        firstFailingNeeds = smallestCap(planned.stream, c, options.capacity!.bytes);
+      }
+      return { conf: configToString(c), cap: options.capacity!.bytes, largest: fit.largest, firstFailing: fit.firstFailing, firstFailingNeeds };
     });
     plan(at);
     return rows;

@@ -12,6 +12,7 @@ import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { commonSubsequence } from '../../src/lib/diff';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
 import { largestFit } from '../../src/trace/predict/largest-fit';
+import { smallestCapText } from '../../src/trace/sweep/memory-needed';
 import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
 import { requestTokens, TokenDictionary } from '../../src/trace/predict/recording-tokens';
 import { sizeLaw } from '../../src/trace/predict/size-law';
@@ -137,14 +138,20 @@ describe('splitscope predict', () => {
     expect(fit.by_conf.map((f: { conf: string }) => f.conf)).toEqual(['', 'expandable_segments:True']);
     expect(fit.largest).toBe(Math.max(...fit.by_conf.map((f: { largest: number }) => f.largest)));
     const ooms = (size: number, conf: string) => JSON.parse(cli('predict', ...inputs, '--at', String(size), '--conf', conf, '--capacity', '1.7GB', '--json').stdout).ooms.length;
+    // The first size that runs out fits a cap of what it needs, and not one 2 MiB smaller.
+    const oomsUnder = (size: number, conf: string, cap: number) => JSON.parse(cli('predict', ...inputs, '--at', String(size), '--conf', conf, '--capacity', String(cap), '--json').stdout).ooms.length;
     for (const f of fit.by_conf) {
       expect(f.largest).toBeGreaterThanOrEqual(8);
       expect(ooms(f.largest, f.conf)).toBe(0);
       expect(ooms(f.first_failing, f.conf)).toBeGreaterThan(0);
+      expect(f.first_failing_needs).toBeGreaterThan(fit.capacity);
+      expect(oomsUnder(f.first_failing, f.conf, f.first_failing_needs)).toBe(0);
+      expect(oomsUnder(f.first_failing, f.conf, f.first_failing_needs - 2 * 2 ** 20)).toBeGreaterThan(0);
     }
     const [d, e] = fit.by_conf;
+    const over = (f: { first_failing_needs: number }) => smallestCapText(f.first_failing_needs, fit.capacity).replace(/[.()]/g, '\\$&');
     expect(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB').stdout).toMatch(
-      new RegExp(`^largest size that fits under 1\\.58 GiB:\n  \\(defaults\\) +${d.largest} \\(${d.first_failing} runs out of memory\\)\n  expandable_segments:True +${e.largest} \\(${e.first_failing} runs`),
+      new RegExp(`^largest size that fits under 1\\.58 GiB:\n  \\(defaults\\) +${d.largest} \\(${d.first_failing} runs out of memory${over(d)}\\)\n  expandable_segments:True +${e.largest} \\(${e.first_failing} runs out of memory${over(e)}\\)`),
     );
     // One config asked for: that one alone.
     expect(JSON.parse(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB', '--conf', 'max_split_size_mb:64', '--json').stdout).fit.by_conf).toHaveLength(1);

@@ -5,6 +5,8 @@
 // garbage_collection_threshold, which is relative to the cap, is set) and one below the peak
 // allocated never does, so only the cards between are replayed.
 import { CARDS, type Capacity } from '../../allocator/capacity';
+import { MiB } from '../../allocator/constants';
+import { formatSize } from '../../allocator/format-size';
 import type { AllocatorConfig } from '../../allocator/config';
 import { replay } from '../replay/replay';
 import type { RequestStream } from '../stream/request-stream';
@@ -42,4 +44,33 @@ export function memoryNeeded(stream: RequestStream, config: AllocatorConfig, unc
     return { name, bytes, fits: !belowAllocated && firstOom === null, belowAllocated, firstOom };
   });
   return { peakReserved, peakAllocated, cards };
+}
+
+/**
+ * The smallest cap, to 2 MiB (a large segment's granule), under which `stream` runs without an OOM,
+ * given a cap it runs out under (`failsUnder`): what a size just past the largest that fits would
+ * need, so a user can judge how near the cap it came. Searched up to its uncapped peak reserved (which
+ * fits, unless garbage_collection_threshold makes the cap matter: then null where that does not fit).
+ */
+export function smallestCap(stream: RequestStream, config: AllocatorConfig, failsUnder: number, uncapped?: Record<string, number>): number | null {
+  const fits = (bytes: number): boolean => replay(stream, { config, addresses: 'simulated', capacity: { kind: 'fraction', bytes }, statsOnly: true }).ooms.length === 0;
+  const peak = (uncapped ?? replay(stream, { config, addresses: 'simulated', statsOnly: true }).stats)['reserved_bytes.all.peak']!;
+  let lo = failsUnder;
+  let hi = Math.max(peak, failsUnder + CAP_STEP);
+  if (!fits(hi)) return null;
+  while (hi - lo > CAP_STEP) {
+    const mid = lo + Math.max(1, Math.floor((hi - lo) / 2 / CAP_STEP)) * CAP_STEP;
+    if (fits(mid)) hi = mid;
+    else lo = mid;
+  }
+  return hi;
+}
+
+const CAP_STEP = 2 * MiB;
+
+/** ": it needs 2.29 GiB, 0.13% over the cap": said of the first size that runs out (empty when unknown). */
+export function smallestCapText(needs: number | null, cap: number): string {
+  if (needs === null) return '';
+  const over = ((needs - cap) / cap) * 100;
+  return `: it needs ${formatSize(needs)}, ${over < 0.1 ? over.toFixed(2) : over < 10 ? over.toFixed(1) : over.toFixed(0)}% over the cap`;
 }
