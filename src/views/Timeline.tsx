@@ -108,7 +108,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
   const at = total ? Math.min(total - 1, Math.max(0, cursor)) : -1;
 
   // Everything the frame callback reads, kept current without re-creating the callback.
-  const live = useRef({ series, calls, overlay, layers, marks, timed, time, annotations, cap, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null, layersKey: '', layerPaths: [] as string[] });
+  const live = useRef({ series, calls, overlay, layers, marks, timed, time, annotations, cap, cursor: at, onCursor, width: 0, height: 0, drawnKey: '', axesKey: '', annotationsKey: '', paintedSize: '', max: 0, seriesMaxOf: null as TimelineSeries | null, layersKey: '', layerPaths: [] as string[], layerCanvas: null as HTMLCanvasElement | null });
   live.current.layers = layers;
   live.current.timed = timed;
   live.current.cap = cap;
@@ -228,15 +228,21 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
         ['.tl-active', paths.active],
         ['.tl-allocated', paths.allocated],
         ['.tl-overlay', over ? areaPath(envelope(over, columns), xi, y) : ''],
-        ...layerPaths,
       ] as const) {
         if (setChanged(part(name), 'd', d)) seriesChanged = true;
       }
+      let layersChanged = false;
+      for (const [name, d] of layerPaths) if (setChanged(part(name), 'd', d)) layersChanged = true;
       // The series' pixels come from the canvas under the SVG (see paint-paths.ts); the paths stay for exports.
+      // The layers, the same under every config, are painted on a canvas of their own when they change.
       const size = `${L.width}x${L.height}`;
-      if (seriesChanged || L.paintedSize !== size) {
+      if (seriesChanged || layersChanged || L.paintedSize !== size) {
+        const origin = { x: MARGIN.left, y: MARGIN.top };
+        const layerEls = [...svg.querySelectorAll<SVGPathElement>('path.tl-layer')];
+        if (layersChanged || L.paintedSize !== size) paintPaths((L.layerCanvas ??= document.createElement('canvas')), L.width, L.height, origin, layerEls);
         L.paintedSize = size;
-        paintPaths(canvasRef.current!, L.width, L.height, { x: MARGIN.left, y: MARGIN.top }, [...svg.querySelectorAll<SVGPathElement>('path[data-canvas]')]);
+        const [area, ...lines] = [...svg.querySelectorAll<SVGPathElement>('path[data-canvas]:not(.tl-layer)')];
+        paintPaths(canvasRef.current!, L.width, L.height, origin, [area!, L.layerCanvas!, ...lines]);
       }
       // Markers: at most one per pixel column, all in one path each.
       const markers = (name: string, columns: number[], path: (c: number) => string): void => {

@@ -9,13 +9,15 @@
 // an open; a seek moves only the SVG's cursor). An accelerated canvas was no better on SwiftShader
 // (a 200 ms step).
 
-/** Paints `paths` (in order) into `canvas`, sized `width` x `height` CSS px, their coordinates offset by `origin`. */
+/** Paints `paths` (in order) into `canvas`, sized `width` x `height` CSS px, their coordinates offset by
+ * `origin`. A canvas among them, painted so before at the same size, is drawn as it is: paths that
+ * change seldom (the timeline's category layers) are painted once, not on each slider step. */
 export function paintPaths(
   canvas: HTMLCanvasElement,
   width: number,
   height: number,
   origin: { x: number; y: number },
-  paths: readonly SVGPathElement[],
+  paths: readonly (SVGPathElement | HTMLCanvasElement)[],
 ): void {
   const dpr = window.devicePixelRatio || 1;
   const w = Math.max(1, Math.round(width * dpr));
@@ -32,6 +34,14 @@ export function paintPaths(
   ctx.clearRect(0, 0, w, h);
   ctx.setTransform(dpr, 0, 0, dpr, dpr * origin.x, dpr * origin.y);
   for (const el of paths) {
+    if (el instanceof HTMLCanvasElement) {
+      ctx.save();
+      ctx.setTransform(1, 0, 0, 1, 0, 0);
+      ctx.globalAlpha = 1;
+      ctx.drawImage(el, 0, 0);
+      ctx.restore();
+      continue;
+    }
     const d = el.getAttribute('d');
     if (!d) continue;
     const style = getComputedStyle(el);
