@@ -52,9 +52,9 @@ export function memoryNeeded(stream: RequestStream, config: AllocatorConfig, unc
  * need, so a user can judge how near the cap it came. Searched up to its uncapped peak reserved (which
  * fits, unless garbage_collection_threshold makes the cap matter: then null where that does not fit).
  */
-export function smallestCap(stream: RequestStream, config: AllocatorConfig, failsUnder: number, uncapped?: Record<string, number>): number | null {
+export function smallestCap(stream: RequestStream, config: AllocatorConfig, failsUnder: number): number | null {
   const fits = (bytes: number): boolean => replay(stream, { config, addresses: 'simulated', capacity: { kind: 'fraction', bytes }, statsOnly: true }).ooms.length === 0;
-  const peak = (uncapped ?? replay(stream, { config, addresses: 'simulated', statsOnly: true }).stats)['reserved_bytes.all.peak']!;
+  const peak = replay(stream, { config, addresses: 'simulated', statsOnly: true }).stats['reserved_bytes.all.peak']!;
   let lo = failsUnder;
   let hi = Math.max(peak, failsUnder + CAP_STEP);
   if (!fits(hi)) return null;
