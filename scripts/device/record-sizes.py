@@ -1,12 +1,15 @@
 """Records what size prediction (issue 34) and "what the memory is" (issue 35) are checked against, on a
 machine with torch 2.11, transformers, torchvision and timm and a CUDA GPU. Every model is built with
 random weights (nothing is downloaded); every run is one process (PYTORCH_CUDA_ALLOC_CONF is read once)
-with a fixed shape, recorded from before the model is built (stacks='python'), 3 training steps.
+with a fixed shape, recorded from before the model is built with stacks='all' (Python and C++ frames,
+_record_memory_history's default: the C++ frames tell the backward pass's allocations apart, and name a
+cuDNN convolution's workspace), 3 training steps.
 
   python3 scripts/device/record-sizes.py all OUTDIR [PAR]      # PAR processes at a time (default 6)
-  python3 scripts/device/record-sizes.py sizes OUTDIR [PAR]    # phases 1-2 (writes OUTDIR/caps.json)
+  python3 scripts/device/record-sizes.py sizes OUTDIR [PAR] [CAPS]  # phases 1-2 (writes OUTDIR/caps.json; CAPS: a caps.json to use)
   python3 scripts/device/record-sizes.py rest OUTDIR CAPS [PAR] # phases 3-4 under the caps of CAPS (a caps.json)
   python3 scripts/device/record-sizes.py bisect PROGRAM LO HI CAP  # one fit search, under PYTORCH_CUDA_ALLOC_CONF
+  python3 scripts/device/record-sizes.py edges OUTDIR FIT CAPS [PAR] # phase 5 from FIT (a fit.json) and CAPS
 
 Phases, one after another:
   1. sizes: three programs at six sizes each, under the default config, expandable_segments:True and
@@ -26,8 +29,13 @@ Phases, one after another:
   4. fit: the same programs under the same caps (no recording), per program and config a bisection between
      the 4th size (fits) and the 5th (does not): the largest size that fits, as `splitscope predict --fit`
      must find it, and every size tried on the way.
+  5. edges: the largest size that fits and the next one, recorded under the cap (defaults and
+     expandable_segments): what happens at the edge, where the last few MiB decide (a cuDNN
+     convolution whose workspace does not fit runs another engine config: an OOM the program survives).
 
 Writes NAME.pickle.gz and NAME.json (its manifest entry) per recording, fit.json (phase 4) and caps.json.
+A run that ends with an OOM is recorded as the out-of-memory observer saw it at that OOM (after it the
+exception frees the step's tensors); one that survives its OOMs, at its end.
 """
 import gzip, json, os, pickle, random, subprocess, sys, time
 
@@ -210,12 +218,12 @@ def record(name, outdir, run, cap=None, meta=None):
     total = torch.cuda.get_device_properties(0).total_memory
     if cap:
         torch.cuda.set_per_process_memory_fraction(cap / total)
-    torch.cuda.memory._record_memory_history(max_entries=10_000_000, stacks='python')
+    torch.cuda.memory._record_memory_history(max_entries=10_000_000, stacks='all')
     state = {'snap': None, 'stats': None}
 
     def observer(device, alloc, device_alloc, device_free):
-        if state['snap'] is None:
-            state['snap'] = torch.cuda.memory._snapshot(); state['stats'] = torch.cuda.memory_stats()
+        # Every OOM: the last one is where a run that ends with an OOM stopped.
+        state['snap'] = torch.cuda.memory._snapshot(); state['stats'] = torch.cuda.memory_stats()
     torch._C._cuda_attach_out_of_memory_observer(observer)
     t0 = time.time(); err = None
     try:
@@ -223,8 +231,8 @@ def record(name, outdir, run, cap=None, meta=None):
     except torch.cuda.OutOfMemoryError as e:
         err = str(e).splitlines()[0][:300]
     torch.cuda.synchronize()
-    snap = state['snap'] or torch.cuda.memory._snapshot()
-    stats = state['stats'] or torch.cuda.memory_stats()
+    snap = state['snap'] if err else torch.cuda.memory._snapshot()
+    stats = state['stats'] if err else torch.cuda.memory_stats()
     with open(os.path.join(outdir, name + '.pickle.gz'), 'wb') as raw, gzip.GzipFile(fileobj=raw, mode='wb', compresslevel=9, mtime=0) as f:
         pickle.dump(snap, f)
     trace = snap['device_traces'][0]
@@ -295,14 +303,16 @@ def name_of(program, size, conf, cap=None):
     return f"{program}-{size}__{tagof(conf)}" + (f"__cap{cap / GiB:.2f}GiB" if cap else '')
 
 
-def phase_sizes(outdir, par):
-    """Phases 1 and 2: every size uncapped under three configs, then under a cap per program."""
+def phase_sizes(outdir, par, caps=None):
+    """Phases 1 and 2: every size uncapped under three configs, then under a cap per program (`caps`,
+    else between the default runs' peak reserved at the 4th and 5th sizes)."""
     os.makedirs(outdir, exist_ok=True)
     t0 = time.time()
     run_all([(['size', p, str(s), outdir], c) for p in SIZES for s in SIZES[p] for c in CONFS], par)
     print(f'--- sizes done in {time.time() - t0:.0f} s', flush=True)
-    caps = {}
-    for p, sizes in SIZES.items():
+    given = caps is not None
+    caps = dict(caps or {})
+    for p, sizes in ({} if given else SIZES).items():
         try:
             peak = lambda s: json.load(open(os.path.join(outdir, name_of(p, s, '') + '.json')))['stats_at_end']['reserved_bytes.all.peak']
             caps[p] = int((peak(sizes[3]) + peak(sizes[4])) / 2) // MiB * MiB
@@ -351,6 +361,20 @@ def phase_rest(outdir, par, caps):
         fit = [r for f in searches for r in f.result() if r]
     json.dump(fit, open(os.path.join(outdir, 'fit.json'), 'w'), indent=0)
     print(f'--- fit done in {time.time() - t0:.0f} s', flush=True)
+    phase_edges(outdir, par, fit, caps)
+
+
+def phase_edges(outdir, par, fit, caps):
+    """Phase 5: per program and config, the largest size that fit the cap and the next one (which did
+    not), recorded under it."""
+    jobs = []
+    for p in caps:
+        for c in CONFS[:2]:
+            probes = [r for r in fit if r['program'] == p and r['conf'] == c]
+            largest = max((r['size'] for r in probes if r['fits']), default=None)
+            if largest is not None and any(r['size'] == largest + 1 and not r['fits'] for r in probes):
+                jobs += [(['size', p, str(s), outdir, str(caps[p])], c) for s in (largest, largest + 1)]
+    run_all(jobs, par)
 
 
 if __name__ == '__main__':
@@ -359,7 +383,11 @@ if __name__ == '__main__':
         par = int(sys.argv[3]) if len(sys.argv) > 3 else 6
         phase_rest(sys.argv[2], par, phase_sizes(sys.argv[2], par))
     elif cmd == 'sizes':
-        phase_sizes(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6)
+        caps = {k: int(v) for k, v in json.load(open(sys.argv[4])).items()} if len(sys.argv) > 4 else None
+        phase_sizes(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6, caps)
+    elif cmd == 'edges':
+        caps = {k: int(v) for k, v in json.load(open(sys.argv[4])).items()}
+        phase_edges(sys.argv[2], int(sys.argv[5]) if len(sys.argv) > 5 else 6, json.load(open(sys.argv[3])), caps)
     elif cmd == 'rest':
         phase_rest(sys.argv[2], int(sys.argv[4]) if len(sys.argv) > 4 else 6, {k: int(v) for k, v in json.load(open(sys.argv[3])).items()})
     elif cmd == 'size':

@@ -39,6 +39,11 @@ export function oomsOf(result: ReplayResult): { request: number; size: number; m
   return result.ooms.map((o) => ({ request: o.request, size: o.size, message: o.message, why: o.why }));
 }
 
+/** The OOMs PyTorch caught (cuDNN workspaces: the program went on), as `--json` writes them beside `ooms`. */
+export function caughtOomsOf(result: ReplayResult): { request: number; size: number }[] {
+  return result.caught.map((o) => ({ request: o.request, size: o.size }));
+}
+
 /** What `replay` prints after its header, for any replay: notes, OOMs with why, memory_stats(), the fragmentation at the end. */
 export function printReplay(result: ReplayResult, notes: readonly string[]): void {
   for (const note of notes) console.log(noteLine(note));

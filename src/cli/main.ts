@@ -18,7 +18,7 @@ import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } f
 import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { COMMANDS, OPTIONS } from './cli-options';
-import { capacityOption, categoriesJson, noteLine, oomsOf, printReplay, statsTable, UsageError } from './cli-format';
+import { capacityOption, categoriesJson, noteLine, oomsOf, caughtOomsOf, printReplay, statsTable, UsageError } from './cli-format';
 import { categorySentence } from '../trace/categories/categories';
 import { predictCommand } from './predict';
 import { decodeSideBySide, recordingWorker } from './recording-worker';
@@ -186,7 +186,7 @@ async function main(argv: string[]): Promise<number> {
   const categories = categoriesJson(run.stream, traces[d]?.details, result);
   if (values.json) {
     for (const note of run.notes) console.error(noteLine(note));
-    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), categories: categories.json }));
+    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), categories: categories.json }));
     return 0;
   }
   console.log(`config:    ${configToString(run.config) || '(defaults)'}${sameDecisions(run.config, run.recorded) ? ' (as recorded)' : ''}`);

@@ -18,7 +18,7 @@ import { coverageOf } from '../trace/replay/coverage';
 import { replaySnapshot } from '../trace/replay/replay-snapshot';
 import { decodeSnapshotForReplay, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
 import { parseMaxSplitList, sweepMaxSplit } from '../trace/sweep/sweep';
-import { capacityOption, categoriesJson, oomsOf } from './cli-format';
+import { capacityOption, categoriesJson, oomsOf, caughtOomsOf } from './cli-format';
 import { explainAnswer } from './explain';
 import { nodeGunzip } from './node-gunzip';
 import { predictAnswer } from './predict';
@@ -89,7 +89,7 @@ export function mcpServer(): McpServer {
       answer(async () => {
         const { snapshot, traces } = await load(path);
         const run = replaySnapshot(snapshot, { ...(traces[0] ? { trace: traces[0] } : {}), statsOnly: true, ...(c !== undefined ? { conf: c } : {}), ...cap(x) });
-        return { stats: run.result.stats, ooms: oomsOf(run.result), categories: categoriesJson(run.stream, traces[0]?.details, run.result).json, notes: run.notes };
+        return { stats: run.result.stats, ooms: oomsOf(run.result), caught_ooms: caughtOomsOf(run.result), categories: categoriesJson(run.stream, traces[0]?.details, run.result).json, notes: run.notes };
       }),
   );
 

@@ -17,7 +17,7 @@ import { replayNotes } from '../trace/replay/replay-snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { recordedConfig } from '../trace/snapshot/recorded-config';
-import { capacityOption, noteLine, oomsOf, printReplay, UsageError } from './cli-format';
+import { capacityOption, noteLine, oomsOf, caughtOomsOf, printReplay, UsageError } from './cli-format';
 import type { PlannedRecording } from './recording-worker';
 
 export interface PredictOptions {
@@ -137,7 +137,7 @@ export async function predictAnswer(
     unclean_sites: prediction.uncleanSites.slice(0, 20),
     extrapolation: prediction.extrapolation,
   };
-  return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), prediction: quality, needs: need } };
+  return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), prediction: quality, needs: need } };
 }
 
 /** How the prediction was made and how far to trust it: never more precision than the fit has. */

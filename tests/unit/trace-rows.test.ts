@@ -15,7 +15,7 @@ const FIXTURES = join(__dirname, '../fixtures');
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(FIXTURES, name)));
 
 function plain(c: TraceColumns): number[][] {
-  return [...Array(c.length).keys()].map((i) => [c.action[i]!, c.addr[i]!, c.size[i]!, c.stream[i]!]);
+  return [...Array(c.length).keys()].map((i) => [c.action[i]!, c.addr[i]!, c.size[i]!, c.stream[i]!, c.flags[i]!]);
 }
 
 /** What both decoders make of `bytes`: the traces as columns, or the error. */

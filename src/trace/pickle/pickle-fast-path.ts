@@ -9,10 +9,9 @@ import type { StringCache } from './pickle-string-cache';
 
 /** Stands in the pickle's value for an object the fast path read. */
 export const ROW_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathRow': true });
-/** Stands in the memo for a value the fast path checked and did not keep ... */
-export const SKIPPED_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathSkipped': true });
-/** ... and for one it also marked (the trace rows: a frame list with an empty_cache frame). */
-export const MARKED_STAND_IN: PickleValue = Object.freeze({ '\u0000fastPathMarked': true });
+/** Stand in the memo for a value the fast path checked and did not keep, by the marks (0-3) it found
+ * in it (the trace rows: which frames a frame list has; 0, none). */
+export const SKIPPED_STAND_INS: readonly PickleValue[] = [0, 1, 2, 3].map((mark) => Object.freeze({ '\u0000fastPathSkipped': mark }));
 
 /** A fast path's own stand-in in the memo, carrying what it needs to know of the value there again. */
 export class FastPathStandIn {
@@ -26,7 +25,8 @@ export class FastPathStandIn {
 
 /** Whether `v` is one of the stand-ins, which only the fast path may read. */
 export function isStandIn(v: PickleValue | undefined): boolean {
-  return v === ROW_STAND_IN || v === SKIPPED_STAND_IN || v === MARKED_STAND_IN || v instanceof FastPathStandIn;
+  const [s0, s1, s2, s3] = SKIPPED_STAND_INS;
+  return v === ROW_STAND_IN || v === s0 || v === s1 || v === s2 || v === s3 || v instanceof FastPathStandIn;
 }
 
 /** A stand-in was used in a way the fast path cannot vouch for: read the file again without it. */

@@ -13,6 +13,7 @@ import { requestStreamFromSnapshot, requestStreamFromTrace } from '../stream/req
 import type { Snapshot } from '../snapshot/snapshot';
 import type { TraceColumns } from '../snapshot/trace-columns';
 import { grouped } from '../../lib/grouped';
+import { counted } from '../../lib/counted';
 import { coverageOf } from './coverage';
 
 export interface SnapshotReplayOptions extends InsertedCalls {
@@ -163,6 +164,13 @@ export function replayNotes(result: ReplayResult): string[] {
   const notes = result.problems.map((p) => `Inconsistent trace: ${p}`);
   const together = maxSplitWithExpandable(result.allocator.config);
   if (together) notes.push(together);
+  if (result.caught.length > 0) {
+    notes.push(
+      `${counted(result.caught.length, "cuDNN convolution's workspace", "cuDNN convolutions' workspaces")} did not fit (first at request ${grouped(result.caught[0]!.request)}). ` +
+        'PyTorch catches that OOM and runs another engine config, so the program goes on: this replay leaves each such workspace out ' +
+        '(the config cuDNN turns to may still take a smaller one).',
+    );
+  }
   if (result.divergences.length > 0) {
     const first = result.divergences[0]!;
     notes.push(

@@ -89,7 +89,10 @@ export interface ReplayResult {
   /** With statsOnly, its length alone. */
   events: EventLog;
   stats: Record<string, number>;
+  /** The OOMs the program saw: PyTorch raised each (the first ends a real run). */
   ooms: ReplayOom[];
+  /** The OOMs PyTorch caught (a cuDNN workspace's: RequestStream.cudnnWorkspaces): the program went on. */
+  caught: ReplayOom[];
   divergences: ReplayDivergence[];
   /** Parts of the state before the trace began that contradict the rest, left out (in words). */
   problems: string[];
@@ -106,6 +109,7 @@ interface ReplayRun {
   statsOnly: boolean;
   series: ReplaySeries;
   ooms: ReplayOom[];
+  caught: ReplayOom[];
   divergences: ReplayDivergence[];
   problems: string[];
   atPeak: PeakMoment;
@@ -169,6 +173,7 @@ function startReplay(stream: RequestStream, options: ReplayOptions, seriesLength
     statsOnly,
     series,
     ooms: [],
+    caught: [],
     divergences,
     problems: adopted.problems,
     atPeak: { request: -1, reserved: 0, allocated: 0, largestFreeBlock: 0 },
@@ -198,6 +203,7 @@ function runOf(stream: RequestStream, blocks: (Block | null)[], s: RunState): Re
     statsOnly: s.statsOnly,
     series: s.series,
     ooms: s.ooms,
+    caught: s.caught,
     divergences: s.divergences,
     problems: s.problems,
     atPeak: { request, reserved, allocated, largestFreeBlock },
@@ -243,7 +249,8 @@ function completeFree(run: ReplayRun, blockId: number): void {
 
 /** Applies requests run.next .. end - 1. */
 function advance(run: ReplayRun, end: number): void {
-  const { allocator, blocks, events, statsOnly, series, ooms, atPeak, emptyCacheAfter, resetPeakAfter } = run;
+  const { allocator, blocks, events, statsOnly, series, ooms, caught, atPeak, emptyCacheAfter, resetPeakAfter } = run;
+  const { cudnnWorkspaces } = run.stream;
   const { kind, id, size, stream: streams, pool, length } = run.stream;
   const { before: completionBefore, id: completionId } = run.stream.completions;
   const { allocated: allocatedSeries, reserved: reservedSeries, active: activeSeries } = series;
@@ -270,7 +277,11 @@ function advance(run: ReplayRun, end: number): void {
       const block = allocator.malloc(size[i]!, streams[i]!, blockId, pool[i]!);
       if (!statsOnly && stats.counter('num_alloc_retries') !== retriesBefore) series.retries.push(i);
       if (block) blocks[blockId] = block;
-      else ooms.push({ request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message, why: allocator.lastOom!.why });
+      else {
+        const oom = { request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message, why: allocator.lastOom!.why };
+        // cuDNN runs another engine config: the conv goes on without this workspace (its free then frees nothing).
+        (cudnnWorkspaces.has(blockId) ? caught : ooms).push(oom);
+      }
     } else {
       const block = blocks[blockId];
       // No block: its alloc failed in this replay, so the program never got a tensor to free.
@@ -323,8 +334,8 @@ export function replay(stream: RequestStream, options: ReplayOptions, visit?: Re
     visit.see(run.allocator, run.ooms);
   }
   advance(run, n);
-  const { allocator, atPeak, events, ooms, divergences, problems, series } = run;
-  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, divergences, problems, series };
+  const { allocator, atPeak, events, ooms, caught, divergences, problems, series } = run;
+  return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, caught, divergences, problems, series };
 }
 
 /** A copy of a run at a request, for a cursor to go back to (blocks by id kept sparse: most are null). */

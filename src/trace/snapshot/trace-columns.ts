@@ -3,7 +3,7 @@
 // what a view shows of an entry: its time and its stack frames (an index into the trace's distinct frame lists,
 // which torch shares between entries, so that a million entries hold a few thousand lists).
 import { growColumns, makeColumns } from '../../lib/columns';
-import { actionCode } from '../../allocator/trace-action';
+import { Action, actionCode } from '../../allocator/trace-action';
 import type { Frame, TraceEntry } from './snapshot';
 
 /** A device trace in columns. For an oom, `addr` holds device_free, as PyTorch's TraceEntry keeps it. */
@@ -13,7 +13,7 @@ export interface TraceColumns {
   addr: Float64Array;
   size: Float64Array;
   stream: Float64Array;
-  /** What the entry's stack frames say (FROM_EMPTY_CACHE), where they are recorded. */
+  /** What the entry's stack frames say (FROM_EMPTY_CACHE, CUDNN_WORKSPACE), where they are recorded. */
   flags: Uint8Array;
   /**
    * Where the trace records pools (PyTorch 2.12's pool_id on every entry): the private pools' entries,
@@ -42,6 +42,27 @@ export interface EntryContext {
 
 /** A segment_free or segment_unmap that torch.cuda.empty_cache() made (its stack says so). */
 export const FROM_EMPTY_CACHE = 1;
+/**
+ * An alloc or oom of a cuDNN convolution's workspace: its C++ stack has run_conv_plan (PyTorch's cuDNN v8
+ * path, aten/src/ATen/native/cudnn/Conv_v8.cpp), which catches the OutOfMemoryError and tries the next
+ * engine config, so the program goes on. A trace recorded with Python stacks alone cannot say.
+ */
+export const CUDNN_WORKSPACE = 2;
+
+const RUN_CONV_PLAN = 'at::native::run_conv_plan(';
+
+/** The flag bits one stack frame's name stands for (a frame list's marks are its frames' together). */
+export function frameMarks(name: string): number {
+  if (name === 'empty_cache') return FROM_EMPTY_CACHE;
+  // 'r' at 12 first: most C++ frames fail there without a comparison of the whole prefix.
+  return name.length > RUN_CONV_PLAN.length && name.charCodeAt(12) === 114 && name.startsWith(RUN_CONV_PLAN) ? CUDNN_WORKSPACE : 0;
+}
+
+/** An entry's flags from its frame list's marks: what each mark means for that kind of entry. */
+export function entryFlags(code: number, marks: number): number {
+  if (code === Action.segment_free || code === Action.segment_unmap) return marks & FROM_EMPTY_CACHE;
+  return code === Action.alloc || code === Action.oom ? marks & CUDNN_WORKSPACE : 0;
+}
 
 const TRACE_COLUMNS = { action: Uint8Array, addr: Float64Array, size: Float64Array, stream: Float64Array, flags: Uint8Array } as const;
 const DETAIL_COLUMNS = { time: Float64Array, frames: Int32Array } as const;
@@ -126,14 +147,16 @@ export class TraceColumnsBuilder implements TraceColumns {
 
   /** Appends a checked entry (an oom's device_free goes in addr). */
   pushEntry(e: TraceEntry): void {
-    const released = e.action === 'segment_free' || e.action === 'segment_unmap';
-    const flags = released && e.frames?.some((f) => f.name === 'empty_cache') ? FROM_EMPTY_CACHE : 0;
+    const code = actionCode(e.action);
+    let marks = 0;
+    for (const f of e.frames ?? []) marks |= frameMarks(f.name);
+    const flags = entryFlags(code, marks);
     const pool = e.pool_id;
     if (pool) {
       this.recordedPools ??= new Map();
       if (pool[0] !== 0 || pool[1] !== 0) this.recordedPools.set(this.length, pool);
     }
-    this.push(actionCode(e.action), e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream, flags);
+    this.push(code, e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream, flags);
     if (this.details) this.pushDetails(e.time_us ?? NaN, e.frames ? this.frameListIndex(e.frames) : -1, e.compile_context ?? '', e.user_metadata ?? '');
   }
 

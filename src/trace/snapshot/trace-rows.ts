@@ -7,7 +7,7 @@
 // fast path cannot vouch for is read again the generic way (decodeSnapshotForReplay).
 import { actionCode } from '../../allocator/trace-action';
 import { decodeLong } from '../pickle/pickle-ints';
-import { FastPathStandIn, FastPathUnusable, MARKED_STAND_IN, ROW_STAND_IN, SKIPPED_STAND_IN, type PickleFastPath } from '../pickle/pickle-fast-path';
+import { FastPathStandIn, FastPathUnusable, ROW_STAND_IN, SKIPPED_STAND_INS, type PickleFastPath } from '../pickle/pickle-fast-path';
 import {
   APPEND,
   APPENDS,
@@ -31,7 +31,7 @@ import type { StringCache } from '../pickle/pickle-string-cache';
 import type { PickleValue } from '../pickle/pickle-value';
 import { Action } from '../../allocator/trace-action';
 import { UNKNOWN_LINE, type Frame } from './snapshot';
-import { FROM_EMPTY_CACHE, TraceColumnsBuilder } from './trace-columns';
+import { entryFlags, frameMarks, TraceColumnsBuilder } from './trace-columns';
 
 /** Returned by `value()` for anything the fast path does not read. */
 const NO = Symbol('no');
@@ -75,18 +75,18 @@ export class TraceRows implements PickleFastPath {
   private memo = new PickleMemo();
   /** The stand-ins' indices in the memo (PickleMemo.share). */
   private rowIndex = 0;
-  private skippedIndex = 0;
-  private markedIndex = 0;
+  /** Memo indices of SKIPPED_STAND_INS, by marks. */
+  private skippedIndices: number[] = [];
   private strings!: StringCache;
   private b: Uint8Array = new Uint8Array(0);
   private view: DataView = new DataView(new ArrayBuffer(0));
   private pos = 0;
   /** Where the window may end within an entry: a batch stops before an entry that starts there. */
   private soft = Infinity;
-  /** A frame of the list being read is torch.cuda.empty_cache's. */
-  private emptyCacheSeen = false;
+  /** The marks (trace-columns.ts's frameMarks) of the frames of the list being read so far. */
+  private marksSeen = 0;
   /** With details: the frame list of the entry being read, and the lists met so far with their
-   * empty_cache mark (the memo holds the lists themselves then, not stand-ins). */
+   * marks (the memo holds the lists themselves then, not stand-ins). */
   private entryList = -1;
   /** While a new list is read with details: its frames, and their memo slots (frames are told apart by them). */
   private collecting = false;
@@ -95,7 +95,7 @@ export class TraceRows implements PickleFastPath {
   /** How many of listFrames and listIds the list being read holds (they are reused, never shortened:
    * setting an array's length costs a call into the runtime). */
   private listLength = 0;
-  /** Memo indices of the stand-ins of interned lists, by 2 * index + mark. */
+  /** Memo indices of the stand-ins of interned lists, by 4 * index + marks. */
   private readonly standIns: number[] = [];
   /** Frames whose line PyTorch did not know (2^64 - 1): read as UNKNOWN_LINE, with details. */
   unknownLines = 0;
@@ -117,8 +117,7 @@ export class TraceRows implements PickleFastPath {
     this.view = view;
     this.memo = memo;
     this.rowIndex = memo.share(ROW_STAND_IN);
-    this.skippedIndex = memo.share(SKIPPED_STAND_IN);
-    this.markedIndex = memo.share(MARKED_STAND_IN);
+    this.skippedIndices = SKIPPED_STAND_INS.map((v) => memo.share(v));
     this.strings = strings;
     this.soft = soft;
   }
@@ -221,7 +220,7 @@ export class TraceRows implements PickleFastPath {
     if (b[this.pos] !== SETITEMS) {
       const frames = this.key('frames') ? this.frames() : -1;
       if (frames < 0) return -1;
-      if (frames > 0 && (code === Action.segment_free || code === Action.segment_unmap)) flags = FROM_EMPTY_CACHE;
+      if (frames > 0) flags = entryFlags(code, frames);
       this.skipFrames();
       if (b[this.pos] !== SETITEMS) return -1;
     }
@@ -266,38 +265,39 @@ export class TraceRows implements PickleFastPath {
 
   /**
    * A frame list: a memo reference, or a new list of frame dicts. Checks it and keeps nothing but
-   * whether a frame is torch.cuda.empty_cache's: -1 not a frame list, 1 one with it, 0 one without.
+   * its frames' marks (frameMarks, together): -1 not a frame list.
    */
   private frames(): number {
     const b = this.b;
     this.skipFrames();
     if (b[this.pos] !== EMPTY_LIST) {
       const v = this.value();
-      if (v === SKIPPED_STAND_IN) return 0;
-      if (v === MARKED_STAND_IN) return 1;
+      const skipped = SKIPPED_STAND_INS.indexOf(v as PickleValue);
+      if (skipped >= 0) return skipped;
       if (v instanceof FastPathStandIn) {
-        // A list read before, with details: its index and mark.
+        // A list read before, with details: its index and marks.
         this.entryList = v.index;
         return v.mark;
       }
       if (!Array.isArray(v) || !v.every(isFrame)) return -1;
-      const marked = v.some((f) => (f as Record<string, PickleValue>).name === 'empty_cache') ? 1 : 0;
+      let marks = 0;
+      for (const f of v) marks |= frameMarks((f as Record<string, PickleValue>).name as string);
       if (this.details) {
         // One the generic reader made (its first use was in a dict the fast path left alone).
         const frames = v as unknown as Frame[];
         for (const f of frames) this.normalizeLine(f);
         this.entryList = this.columns.frameListIndex(frames);
       }
-      return marked;
+      return marks;
     }
     this.pos++;
     let slot = -1;
     if (b[this.pos] === MEMOIZE) {
       slot = this.memo.length;
-      this.memo.pushIndex(this.skippedIndex);
+      this.memo.pushIndex(this.skippedIndices[0]!);
       this.pos++;
     }
-    this.emptyCacheSeen = false;
+    this.marksSeen = 0;
     this.collecting = this.details;
     this.listLength = 0;
     // Lists come as MARK items APPENDS (in batches of 1000), one item and APPEND, or nothing.
@@ -323,18 +323,18 @@ export class TraceRows implements PickleFastPath {
     }
   }
 
-  /** A new list read to its end (its memo slot `slot`, -1 if none): its empty_cache mark. */
+  /** A new list read to its end (its memo slot `slot`, -1 if none): its marks. */
   private endList(slot: number): number {
-    const marked = this.emptyCacheSeen ? 1 : 0;
+    const marks = this.marksSeen;
     if (this.collecting) {
       // The list is kept interned (torch writes one per entry, of shared frames); the memo keeps its
       // index, in one stand-in per interned list and mark (most lists repeat one read before).
       this.collecting = false;
       const k = this.columns.internFrames(this.listFrames, this.listIds, this.listLength);
       this.entryList = k;
-      if (slot >= 0) this.memo.setIndex(slot, (this.standIns[2 * k + marked] ??= this.memo.share(new FastPathStandIn(k, marked) as unknown as PickleValue)));
-    } else if (marked && slot >= 0) this.memo.setIndex(slot, this.markedIndex);
-    return marked;
+      if (slot >= 0) this.memo.setIndex(slot, (this.standIns[4 * k + marks] ??= this.memo.share(new FastPathStandIn(k, marks) as unknown as PickleValue)));
+    } else if (marks && slot >= 0) this.memo.setIndex(slot, this.skippedIndices[marks]!);
+    return marks;
   }
 
   /** A line past 2^53 (PyTorch's unknown line) as UNKNOWN_LINE, as the checks read it. */
@@ -362,7 +362,7 @@ export class TraceRows implements PickleFastPath {
       } else return false;
       const v: Read = ref < this.memo.length ? this.memo.get(ref)! : NO;
       if (!isFrame(v)) return false;
-      if ((v as Record<string, PickleValue>).name === 'empty_cache') this.emptyCacheSeen = true;
+      this.marksSeen |= frameMarks((v as Record<string, PickleValue>).name as string);
       if (this.collecting) {
         this.normalizeLine(v as unknown as Frame);
         this.listFrames[this.listLength] = v as unknown as Frame;
@@ -390,7 +390,7 @@ export class TraceRows implements PickleFastPath {
     this.pos++;
     const frame = { name, filename, line: line as PickleValue };
     memo.set(slot, frame);
-    if (name === 'empty_cache') this.emptyCacheSeen = true;
+    this.marksSeen |= frameMarks(name);
     if (this.collecting) {
       this.normalizeLine(frame as unknown as Frame);
       this.listFrames[this.listLength] = frame as unknown as Frame;

@@ -9,7 +9,7 @@ import { roundSize, segmentSizeFor } from '../../allocator/sizes';
 import { Action } from '../../allocator/trace-action';
 import { AddressTable } from '../../lib/address-table';
 import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
-import { FROM_EMPTY_CACHE, traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
+import { CUDNN_WORKSPACE, FROM_EMPTY_CACHE, traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
 import { PoolInference, type Incarnation } from './pool-inference';
 import { RequestStreamBuilder, type InitialBlock, type InitialSegment, type RequestStream } from './request-stream';
 import { CapEvidence } from './recorded-cap';
@@ -69,6 +69,8 @@ export function requestStreamFromTrace(
   /** segment_map (+1) and segment_unmap (-1) ranges in order, to work out what was mapped at the start. */
   const mappingChanges: { addr: number; size: number; sign: 1 | -1 }[] = [];
   const failedInRecording = new Set<number>();
+  const cudnnWorkspaces = new Set<number>();
+  let caughtOoms = 0;
   const problems: string[] = [];
   const problem = (text: string): void => {
     if (problems.length < 20) problems.push(text);
@@ -87,7 +89,7 @@ export function requestStreamFromTrace(
   let mappedAfterRelease = -1;
   const recordedOoms: number[] = [];
 
-  const { action, addr: addrs, size: sizes, stream: streams, length } = trace;
+  const { action, addr: addrs, size: sizes, stream: streams, flags, length } = trace;
   for (let i = 0; i < length; i++) {
     const addr = addrs[i]!;
     const size = sizes[i]!;
@@ -106,6 +108,7 @@ export function requestStreamFromTrace(
         // A pool not known yet (-1) is settled at the end (pools.resolve).
         const pool = withPools ? pools.alloc(addr, size, streams[i]!, i, b.length) : 0;
         b.alloc(id, size, streams[i]!, i, -1, Math.max(0, pool));
+        if (flags[i]! & CUDNN_WORKSPACE) cudnnWorkspaces.add(id);
         break;
       }
       case Action.free_requested: {
@@ -179,10 +182,13 @@ export function requestStreamFromTrace(
       case Action.oom: {
         releasingFrom = -1;
         cap.failed(size, addr); // an oom row's addr is device_free
-        recordedOoms.push(b.length);
         // The tensor never existed in the recording, so nothing frees it there.
         const id = b.newId();
         failedInRecording.add(id);
+        if (flags[i]! & CUDNN_WORKSPACE) {
+          cudnnWorkspaces.add(id);
+          caughtOoms++;
+        } else recordedOoms.push(b.length);
         b.alloc(id, size, streams[i]!, i);
         b.free(id, size, streams[i]!, -1);
         break;
@@ -250,6 +256,12 @@ export function requestStreamFromTrace(
         'unknown; where a replay lets one succeed, splitscope frees it right after its allocation.',
     );
   }
+  if (caughtOoms > 0) {
+    notes.push(
+      `${counted(caughtOoms, 'OOM')} of the recording came from cuDNN convolutions' workspaces, which PyTorch catches: ` +
+        'it ran another engine config (one that needs less workspace), and the program went on.',
+    );
+  }
   let initialReserved = 0;
   for (const s of initialSegments) initialReserved += s.size;
   const recordedCap = cap.cap(initialReserved);
@@ -257,6 +269,7 @@ export function requestStreamFromTrace(
     ...(recordedCap ? { recordedCap } : {}),
     recordedOoms: Int32Array.from(recordedOoms),
     failedInRecording,
+    cudnnWorkspaces,
     initialSegments,
     initialBlocks,
     recordedSegments,

@@ -75,8 +75,14 @@ export interface RequestStream {
   idCount: number;
   /** Ids whose alloc failed with OOM in the recording (they never existed there) ... */
   failedInRecording: Set<number>;
-  /** ... and those allocs' request indices. */
+  /** ... and those allocs' request indices: the OOMs the program saw (not those cuDNN caught). */
   recordedOoms: Int32Array;
+  /**
+   * Ids a cuDNN convolution allocated as its workspace (their stack says so: trace-columns.ts's
+   * CUDNN_WORKSPACE). When one fails, PyTorch catches the OOM and runs another engine config, and the
+   * program goes on without it; a recording's such OOMs are in failedInRecording, not recordedOoms.
+   */
+  cudnnWorkspaces: Set<number>;
   /** The memory cap the recording's OOMs and retries show, when they show one. */
   recordedCap?: RecordedCap;
   initialSegments: InitialSegment[];
@@ -158,6 +164,7 @@ export class RequestStreamBuilder {
       idCount: this.idCount,
       failedInRecording: extra.failedInRecording ?? new Set(),
       recordedOoms: extra.recordedOoms ?? new Int32Array(0),
+      cudnnWorkspaces: extra.cudnnWorkspaces ?? new Set(),
       ...(extra.recordedCap ? { recordedCap: extra.recordedCap } : {}),
       initialSegments: extra.initialSegments ?? [],
       initialBlocks: extra.initialBlocks ?? [],
