@@ -9,8 +9,8 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { stacksOfKeys } from '../trace/measures/allocation-stacks';
-import { largestFit, type LargestFit } from '../trace/predict/largest-fit';
-import { memoryNeeded, smallestCap, smallestCapText, type MemoryNeeded } from '../trace/sweep/memory-needed';
+import { firstFailingText, sizeFits, type RunAt, type SizeFit } from '../trace/predict/size-fit';
+import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { replay, type ReplayResult } from '../trace/replay/replay';
 import { replayNotes } from '../trace/replay/replay-snapshot';
@@ -60,7 +60,7 @@ export async function predictCommand(positionals: readonly string[], options: Pr
       const what =
         f.largest === null
           ? 'none: even size 1 runs out of memory'
-          : `${grouped(f.largest)}` + (f.firstFailing !== null ? ` (${grouped(f.firstFailing)} runs out of memory${smallestCapText(f.firstFailingNeeds, answer.capacity)})` : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
+          : `${grouped(f.largest)}` + (f.firstFailing !== null ? firstFailingText(f, answer.capacity) : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
       console.log(`  ${(f.conf || '(defaults)').padEnd(width)}  ${what}`);
     }
     for (const f of answer.fits) console.log(`tried under ${f.conf || '(defaults)'}: ${f.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
@@ -75,7 +75,7 @@ export async function predictCommand(positionals: readonly string[], options: Pr
 
 /** What predict answers, printed by the command and returned by the MCP server's `predict` tool. */
 export type PredictAnswer =
-  | { kind: 'fit'; capacity: number; fits: ({ conf: string; firstFailingNeeds: number | null } & LargestFit)[]; json: object }
+  | { kind: 'fit'; capacity: number; fits: SizeFit[]; json: object }
   | { kind: 'at'; prediction: Prediction; result: ReplayResult; notes: string[]; needed: MemoryNeeded; config: AllocatorConfig; capacity: Capacity | null; json: object };
 
 /** The program at `options.at`, or the largest size that fits (`options.fit`), from `inputs` (nothing printed). */
@@ -107,14 +107,17 @@ export async function predictAnswer(
 
   if (options.fit) {
     const start = Math.round(Math.max(...predictor.sizes));
-    const fits = configs.map((c) => {
-      const fit = largestFit((size) => replay(predictor.at(size).stream, { config: c, addresses: 'simulated', capacity: capacity!, statsOnly: true }).ooms.length === 0, start, start * FIT_LIMIT);
-      // What the first size that runs out would need: how near the cap it came.
-      const needs = fit.firstFailing !== null ? smallestCap(predictor.at(fit.firstFailing).stream, c, capacity!.bytes) : null;
-      return { conf: configToString(c), ...fit, firstFailingNeeds: needs };
-    });
+    const runAt: RunAt = (size, c) => ({ stream: predictor.at(size).stream, options: { config: c, addresses: 'simulated' } });
+    const fits = sizeFits(runAt, configs, capacity!, start, start * FIT_LIMIT);
     const best = fits.reduce((a, b) => ((b.largest ?? 0) > (a.largest ?? 0) ? b : a));
-    const row = (f: (typeof fits)[number]) => ({ largest: f.largest, first_failing: f.firstFailing, first_failing_needs: f.firstFailingNeeds, conf: f.conf, tried: f.tried });
+    const row = (f: SizeFit) => ({
+      largest: f.largest,
+      first_failing: f.firstFailing,
+      first_failing_needs: f.firstFailingNeeds,
+      first_failing_fits_without_cudnn_workspaces: f.firstFailingFitsWithoutWorkspaces,
+      conf: f.conf,
+      tried: f.tried,
+    });
     return { kind: 'fit', capacity: capacity!.bytes, fits, json: { fit: { ...row(best), capacity: capacity!.bytes, by_conf: fits.map(row) } } };
   }
 

@@ -32,13 +32,13 @@ import { canShare, sharedStream } from './shared-stream';
 import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type ViewKey } from './replay-settings';
 import { coverageOf } from '../trace/replay/coverage';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
-import { largestFit } from '../trace/predict/largest-fit';
+import { sizeFits, type SizeFit } from '../trace/predict/size-fit';
 import { categorize, categoryTotals, stackedCategorySeries, type Categories, type StackedCategories } from '../trace/categories/categories';
 import { stepStarts } from '../trace/categories/steps';
 import { explainRun, type Explanation } from '../trace/explain/explain';
 import { smallerSizeFix } from '../trace/explain/fixes';
 import { compareRuns } from '../trace/sweep/rank-runs';
-import { memoryNeeded, smallestCap, type MemoryNeeded } from '../trace/sweep/memory-needed';
+import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 
 interface Source {
   /** The page's id for it: every call names the source it is for (ViewKey.source). */
@@ -517,32 +517,17 @@ const api = {
    * The largest size whose predicted run fits the key's cap, under the key's config and under it with
    * expandable_segments:True (the setting most worth trying), side by side; null when no cap applies.
    */
-  predictionFit(key: ViewKey): { conf: string; cap: number; largest: number | null; firstFailing: number | null; firstFailingNeeds: number | null }[] | null {
+  predictionFit(key: ViewKey): (SizeFit & { cap: number })[] | null {
     const s = theSource(key.source);
     if (!s.prediction) throw new Error('This source is no prediction.');
     const at = settingsOf(key);
     const { options } = plan(at);
-    if (!options.capacity) return null;
+    const capacity = options.capacity;
+    if (!capacity) return null;
     const { config } = options;
     const configs = config.expandableSegments ? [config] : [config, { ...config, expandableSegments: true }];
     const start = Math.round(Math.max(...s.prediction.predictor.sizes));
-    const rows = configs.map((c) => {
-      const fit = largestFit(
-        (size) => {
-          const planned = plan({ ...at, size });
-          return replay(planned.stream, { ...planned.options, config: c, statsOnly: true }).ooms.length === 0;
-        },
-        start,
-        start * 64,
-      );
-      // What the first size that runs out would need: how near the cap it came.
-      let firstFailingNeeds: number | null = null;
-      if (fit.firstFailing !== null) {
-        const planned = plan({ ...at, size: fit.firstFailing });
-        firstFailingNeeds = smallestCap(planned.stream, c, options.capacity!.bytes);
-      }
-      return { conf: configToString(c), cap: options.capacity!.bytes, largest: fit.largest, firstFailing: fit.firstFailing, firstFailingNeeds };
-    });
+    const rows = sizeFits((size) => plan({ ...at, size }), configs, capacity, start, start * 64).map((f) => ({ ...f, cap: capacity.bytes }));
     plan(at);
     return rows;
   },
