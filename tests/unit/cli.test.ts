@@ -24,7 +24,8 @@ describe('splitscope replay', () => {
     const r = cli('replay', FIXTURE, '--conf', 'roundup_power2_divisions:4', '--capacity', '6GiB', '--json');
     expect(r.code).toBe(0);
     const result = JSON.parse(r.out);
-    expect(Object.keys(result)).toEqual(['stats', 'ooms', 'categories']);
+    expect(Object.keys(result)).toEqual(['stats', 'ooms', 'caught_ooms', 'categories']);
+    expect(result.caught_ooms).toEqual([]); // no cuDNN workspace (and no C++ frames to name one)
     // Requested bytes by category (trace/categories), up to the first OOM: at most what was allocated.
     expect(Object.keys(result.categories)).toEqual(['at_peak', 'at_end', 'max', 'peak_request']);
     expect(Object.keys(result.categories.at_peak)).toEqual(['parameter', 'gradient', 'optimizer_state', 'activation', 'temporary', 'input', 'other']);

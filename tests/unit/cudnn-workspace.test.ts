@@ -2,7 +2,8 @@
 // path (Conv_v8.cpp's try_configs) catches it and runs the next engine config. A trace recorded with C++
 // frames names the workspace (run_conv_plan); both snapshot readers flag it, the request stream keeps
 // its id, and a replay counts its OOM as caught, not as the run's.
-import { describe, expect, test } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { beforeAll, describe, expect, test } from 'vitest';
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { writePickle, type PickleWritable } from '../../src/trace/pickle/pickle-writer';
 import { replay } from '../../src/trace/replay/replay';
@@ -56,6 +57,10 @@ function snapshot(): Record<string, any> {
   };
 }
 
+beforeAll(() => {
+  expect(spawnSync(process.execPath, ['scripts/build-cli.mjs']).status).toBe(0);
+});
+
 describe("a cuDNN workspace's OOM", () => {
   const bytes = writePickle(snapshot() as PickleWritable);
 
@@ -81,7 +86,7 @@ describe("a cuDNN workspace's OOM", () => {
     expect(run.result.caught.map((o) => o.size)).toEqual([16 * MiB]);
     expect(run.result.ooms.map((o) => o.size)).toEqual([16 * MiB]);
     expect(run.result.stats['num_ooms']).toBe(2);
-    expect(run.notes.join(' ')).toMatch(/1 cuDNN convolution's workspace did not fit \(first at request \d\)\. PyTorch catches that OOM/);
+    expect(run.notes.join(' ')).toMatch(/1 cuDNN workspace allocation did not fit \(the first at request \d\)\. PyTorch catches each such OOM/);
   });
 
   test("a workspace that does not fit a cap is left out: the free that follows frees nothing, the run goes on", () => {
@@ -94,5 +99,13 @@ describe("a cuDNN workspace's OOM", () => {
     // Without a cap only the recorded OOMs' own requests could fail, and they fit: no OOM of either kind.
     const free = replay(stream, { config: parseAllocConf('').config, addresses: 'simulated' });
     expect([free.caught.length, free.ooms.length]).toEqual([0, 0]);
+  });
+
+  test('the real run that survived 41 of them (resnet50 at 45 under a 2.28 GiB cap) replays with them caught, in the CLI too', () => {
+    const r = spawnSync(process.execPath, ['bin/splitscope.mjs', 'replay', 'tests/fixtures/sizes/resnet-45__default__cap2.28GiB.pickle.gz', '--capacity', '2446327808', '--json'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    const out = JSON.parse(r.stdout);
+    expect([out.ooms.length, out.caught_ooms.length, out.stats['num_ooms']]).toEqual([0, 41, 41]);
+    expect(r.stderr).toContain('41 OOMs of the recording came from cuDNN convolutions\' workspaces, which PyTorch catches');
   });
 });

@@ -6,19 +6,18 @@
 // peak allocated within 1%, the cudaMalloc count within 5%; under a cap the real run's OOM verdict and
 // its first OOM within 1% of the run's requests; `predict --fit` the largest size the program ran at.
 import { describe, expect, test } from 'vitest';
-import { accuracyRows, capRows, fitRows, PROGRAMS, SIZES, type AccuracyRow } from './size-recordings';
+import { parseAllocConf } from '../../src/allocator/config-parser';
+import { withoutCudnnWorkspaces } from '../../src/trace/predict/size-fit';
+import { replay } from '../../src/trace/replay/replay';
+import { accuracyRows, capRows, CONFS, fitRows, predictorOf, PROGRAMS, recordingOf, SIZES, type AccuracyRow } from './size-recordings';
 
-// Where the goal is missed, by how much at most, and why: held here so a change that widens a miss, or
-// mends it, is seen.
-const KNOWN_MISSES: Record<string, { allocated?: number; fitOff?: number; why: string }> = {
-  // Measured 1.21% (defaults, max_split_size_mb:128) and 1.31% (expandable_segments).
-  'resnet at 8': {
-    allocated: 1.4,
-    why: "2x below the pair: cuDNN's backward workspaces (allocations with no Python stack) at batch 8 are not on the line through 16 and 32",
-  },
-  // The real run at 45 peaked at 2,330 MiB reserved under a 2,333 MiB cap (0.13% short of it); the
-  // predicted run at 45 asks for a little more and runs out.
-  'resnet under the defaults': { fitOff: 1, why: 'the real largest size came within 0.13% of the cap' },
+// Where the goal is missed, by how much, and why: held here so a change that widens a miss, or mends
+// it, is seen.
+const KNOWN_MISSES: Record<string, { fitOff: number; why: string }> = {
+  // The real run at 45 finished under the 2,333 MiB cap, reserved 2,330 MiB at its peak, having survived
+  // 41 OOMs of cuDNN workspaces (PyTorch runs another engine config). The predicted run at 45 needs 0.5%
+  // more than the cap, and fits with its workspaces left out: `--fit` says so.
+  'resnet under the defaults': { fitOff: 1, why: "which algorithms cuDNN picks at 45, which recordings at 16 and 32 cannot tell, decide it" },
 };
 
 const name = (r: { program: string; size: number; conf: string }): string => `${r.program} at ${r.size} under ${r.conf || 'the defaults'}`;
@@ -34,9 +33,24 @@ describe('a run predicted from two recordings, against the real run at that size
   test.each(rows.map((r) => [name(r), r] as const))('%s', (_, r) => {
     const reservedGoal = r.beyond === 1 ? 3 : 5;
     expect(r.beyond).toBeLessThanOrEqual(2);
-    const allocatedGoal = KNOWN_MISSES[`${r.program} at ${r.size}`]?.allocated ?? 1;
     const [reserved, allocated, cudaMalloc] = r.error.map(Math.abs);
-    expect({ reserved: reserved! <= reservedGoal, allocated: allocated! <= allocatedGoal, cudaMalloc: cudaMalloc! <= 5, ...r }).toMatchObject({ reserved: true, allocated: true, cudaMalloc: true });
+    expect({ reserved: reserved! <= reservedGoal, allocated: allocated! <= 1, cudaMalloc: cudaMalloc! <= 5, ...r }).toMatchObject({ reserved: true, allocated: true, cudaMalloc: true });
+  });
+
+  // What a prediction cannot tell is which algorithm cuDNN picks for each convolution at a size never
+  // recorded, and with it the workspace: with the workspaces left out on both sides, resnet50's predicted
+  // runs replay as the real ones do, figure for figure, at every size and under every config.
+  test.each(SIZES.sizes['resnet']!.map((size) => [size] as const))('resnet at %i without its cuDNN workspaces: the real run, to the byte', (size) => {
+    const real = withoutCudnnWorkspaces(recordingOf('resnet', size).stream);
+    const predicted = withoutCudnnWorkspaces(predictorOf('resnet').at(size).stream);
+    expect(real.cudnnWorkspaces.size).toBeGreaterThan(300);
+    for (const conf of CONFS) {
+      const figures = (s: typeof real) => {
+        const { stats } = replay(s, { config: parseAllocConf(conf).config, addresses: 'simulated', statsOnly: true });
+        return ['reserved_bytes.all.peak', 'allocated_bytes.all.peak', 'num_device_alloc'].map((k) => stats[k]);
+      };
+      expect([conf, figures(predicted)]).toEqual([conf, figures(real)]);
+    }
   });
 });
 
@@ -57,7 +71,10 @@ test('predict --fit finds the largest size the real program ran at under the cap
   expect(rows.length).toBe(2 * PROGRAMS.length);
   for (const r of rows) {
     expect(r.real).not.toBeNull();
-    const off = KNOWN_MISSES[`${r.program} under ${r.conf || 'the defaults'}`]?.fitOff ?? 0;
-    expect([r, Math.abs(r.predicted! - r.real!)]).toEqual([r, off]);
+    const miss = KNOWN_MISSES[`${r.program} under ${r.conf || 'the defaults'}`];
+    expect([r, Math.abs(r.predicted! - r.real!)]).toEqual([r, miss?.fitOff ?? 0]);
+    // A miss is one `--fit` owns up to: the real largest is the first size that runs out, which fits
+    // with its cuDNN workspaces left out.
+    if (miss) expect([r.firstFailing, r.firstFailingFitsWithoutWorkspaces]).toEqual([r.real, true]);
   }
 }, 120_000);

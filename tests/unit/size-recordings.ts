@@ -13,6 +13,7 @@ import { plannedRecording } from '../../src/cli/recording-worker';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
 import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
 import { replay } from '../../src/trace/replay/replay';
+import type { RequestStream } from '../../src/trace/stream/request-stream';
 import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
 import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
 
@@ -57,6 +58,9 @@ function load(file: string): { recording: (size: number) => SizedRecording; stre
   const stream = planSnapshotReplay(snapshot, { trace: traces[0]! }).stream;
   return { stream, recording: (size) => ({ name: file, size, stream, stacks: allocationStacks(stream, traces[0]!.details, snapshot) }) };
 }
+
+/** The real run of `program` at `size` under `conf` (uncapped): its request stream. */
+export const recordingOf = (program: string, size: number, conf = ''): { stream: SizedRecording['stream'] } => load(runOf(program, size, conf, false)!.file);
 
 /** The sizes a program's prediction is made from: its 2nd and 4th. */
 export const pairSizes = (program: string): [number, number] => [SIZES.sizes[program]![1]!, SIZES.sizes[program]![3]!];
@@ -109,12 +113,24 @@ export function accuracyRows(): AccuracyRow[] {
   return rows;
 }
 
+/**
+ * Request `at` of `stream` counted without the requests of `caught` (ids whose OOM PyTorch caught: a
+ * cuDNN workspace's). cuDNN tries engine config after engine config, and each attempt that does not fit
+ * is a request of the recording (an oom entry) but none of the program's: a predicted run makes one.
+ */
+function programRequest(stream: RequestStream, at: number, caught: ReadonlySet<number>): number {
+  let n = at;
+  for (let i = 0; i < at; i++) if (caught.has(stream.id[i]!)) n--;
+  return n;
+}
+
 export interface CapRow {
   program: string;
   size: number;
   conf: string;
   cap: number;
-  /** The real run's first OOM (the request of its OOM dump), or null when it ran through. */
+  /** The real run's first OOM the program saw (the request of its OOM dump), or null when it ran through;
+   * both counted without the OOMs PyTorch caught (programRequest). */
   real: number | null;
   predicted: number | null;
   /** The predicted run's requests: what "within 1% of the run's requests" is measured by. */
@@ -131,9 +147,19 @@ export function capRows(): CapRow[] {
         const real = runOf(program, size, conf, true);
         if (!real) continue;
         const capacity: Capacity = { kind: 'fraction', bytes: real.allowed_memory_maximum! };
-        const { ooms } = replay(stream, { config: parseAllocConf(conf).config, addresses: 'simulated', capacity, statsOnly: true });
-        const recorded = real.ooms > 0 ? load(real.file).stream.recordedOoms[0]! : null;
-        rows.push({ program, size, conf, cap: capacity.bytes, real: recorded, predicted: ooms[0]?.request ?? null, requests: stream.length });
+        const { ooms, caught } = replay(stream, { config: parseAllocConf(conf).config, addresses: 'simulated', capacity, statsOnly: true });
+        const recording = load(real.file).stream;
+        const recorded = recording.recordedOoms[0];
+        const caughtInRecording = new Set([...recording.failedInRecording].filter((id) => recording.cudnnWorkspaces.has(id)));
+        rows.push({
+          program,
+          size,
+          conf,
+          cap: capacity.bytes,
+          real: recorded === undefined ? null : programRequest(recording, recorded, caughtInRecording),
+          predicted: ooms[0] ? programRequest(stream, ooms[0].request, new Set(caught.map((o) => stream.id[o.request]!))) : null,
+          requests: stream.length,
+        });
       }
     }
   }
@@ -144,6 +170,9 @@ export interface FitRow {
   program: string;
   conf: string;
   cap: number;
+  /** --fit's first size that runs out, and whether it fits with its cuDNN workspaces left out. */
+  firstFailing: number | null;
+  firstFailingFitsWithoutWorkspaces: boolean | null;
   /** The largest size the real program ran at under the cap, with the next size failing (null: not bracketed on the device). */
   real: number | null;
   predicted: number | null;
@@ -165,7 +194,7 @@ export async function fitRows(): Promise<FitRow[]> {
       const fitting = probes.filter((p) => p.fits).map((p) => p.size);
       const largest = fitting.length ? Math.max(...fitting) : null;
       const bracketed = largest !== null && probes.some((p) => !p.fits && p.size === largest + 1);
-      rows.push({ program, conf: f.conf, cap, real: bracketed ? largest : null, predicted: f.largest });
+      rows.push({ program, conf: f.conf, cap, firstFailing: f.firstFailing, firstFailingFitsWithoutWorkspaces: f.firstFailingFitsWithoutWorkspaces, real: bracketed ? largest : null, predicted: f.largest });
     }
   }
   return rows;

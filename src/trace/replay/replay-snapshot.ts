@@ -166,9 +166,9 @@ export function replayNotes(result: ReplayResult): string[] {
   if (together) notes.push(together);
   if (result.caught.length > 0) {
     notes.push(
-      `${counted(result.caught.length, "cuDNN convolution's workspace", "cuDNN convolutions' workspaces")} did not fit (first at request ${grouped(result.caught[0]!.request)}). ` +
-        'PyTorch catches that OOM and runs another engine config, so the program goes on: this replay leaves each such workspace out ' +
-        '(the config cuDNN turns to may still take a smaller one).',
+      `${counted(result.caught.length, 'cuDNN workspace allocation')} did not fit (the first at request ${grouped(result.caught[0]!.request)}). ` +
+        'PyTorch catches each such OOM and runs another engine config, so the program goes on: this replay leaves those workspaces out ' +
+        '(the config cuDNN turns to may take a smaller one).',
     );
   }
   if (result.divergences.length > 0) {
