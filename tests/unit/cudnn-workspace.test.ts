@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { writePickle, type PickleWritable } from '../../src/trace/pickle/pickle-writer';
+import { coverageOf, oomOutcome } from '../../src/trace/replay/coverage';
 import { replay } from '../../src/trace/replay/replay';
 import { planSnapshotReplay, replaySnapshot } from '../../src/trace/replay/replay-snapshot';
 import { decodeSnapshotFile, decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
@@ -99,6 +100,16 @@ describe("a cuDNN workspace's OOM", () => {
     // Without a cap only the recorded OOMs' own requests could fail, and they fit: no OOM of either kind.
     const free = replay(stream, { config: parseAllocConf('').config, addresses: 'simulated' });
     expect([free.caught.length, free.ooms.length]).toEqual([0, 0]);
+  });
+
+  test("a dump an out-of-memory observer took at a caught OOM still ends there: no verdict reaches past it", () => {
+    const dump = snapshot();
+    dump.device_traces[0] = dump.device_traces[0].slice(0, -1); // the caught OOM last
+    const { stream } = planSnapshotReplay(decodeSnapshotFile(writePickle(dump as PickleWritable)));
+    expect(stream.recordedOoms).toHaveLength(0);
+    const c = coverageOf(stream);
+    expect(c.endsAtOom).toBe(stream.length - 2);
+    expect(oomOutcome(null, c)).toBe(`no OOM through request ${stream.length - 1}, where the recording ends`);
   });
 
   test('the real run that survived 41 of them (resnet50 at 45 under a 2.28 GiB cap) replays with them caught, in the CLI too', () => {

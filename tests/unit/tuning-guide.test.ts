@@ -60,6 +60,6 @@ describe('tuningGuide', () => {
     expect(g.items[0]!.badge).toBe('better in the recorded part');
     expect(g.items[0]!.figures).toContain('no OOM through request 1,000, where the recording ends (now OOM at request 900)');
     expect(g.verdict).not.toMatch(/Try|helps|avoids/);
-    expect(g.verdict).toMatch(/^On the recorded requests expandable_segments:True does best \(no OOM through request 1,000, where the recording ends\)\. The recording ends at its OOM \(request 999\)/);
+    expect(g.verdict).toMatch(/^On the recorded requests expandable_segments:True does best \(no OOM through request 1,000, where the recording ends\)\. The recording ends at an OOM \(request 999\)/);
   });
 });

@@ -9,7 +9,8 @@ import type { RequestStream } from '../stream/request-stream';
 export interface Coverage {
   /** Requests replayed: 0 .. requests - 1. */
   requests: number;
-  /** The recording ends at this request's OOM (nothing after it was recorded), else null. */
+  /** The recording ends at this request's OOM (nothing after it was recorded), else null: the program's
+   * OOM, or one PyTorch caught (a cuDNN workspace's), where an observer dumped the snapshot all the same. */
   endsAtOom: number | null;
   /** The recording began mid-run: what came before was not recorded. */
   beganMidRun: boolean;
@@ -19,7 +20,8 @@ export function coverageOf(stream: RequestStream): Coverage {
   const recorded = stream.recordedOoms;
   const last = recorded.length > 0 ? recorded[recorded.length - 1]! : -1;
   // The failed alloc, then its stand-in free, close the stream of an observer's dump.
-  const endsAtOom = last >= 0 && last >= stream.length - 2 ? last : null;
+  const closing = stream.length >= 2 && stream.failedInRecording.has(stream.id[stream.length - 1]!) ? stream.length - 2 : -1;
+  const endsAtOom = last >= 0 && last >= stream.length - 2 ? last : closing >= 0 ? closing : null;
   return { requests: stream.length, endsAtOom, beganMidRun: stream.initialSegments.length > 0 || stream.initialBlocks.length > 0 };
 }
 
@@ -43,7 +45,7 @@ export function oomOutcome(firstOom: number | null, c: Coverage): string {
 /** What a replay with no OOM cannot say, for a recording that does not cover the whole run (else ''). */
 export function coverageCaveat(c: Coverage): string {
   if (c.endsAtOom !== null) {
-    return `The recording ends at its OOM (request ${grouped(c.endsAtOom)}): what the program did after it was never recorded, so a replay with no OOM through its last request does not show that the run would have finished.`;
+    return `The recording ends at an OOM (request ${grouped(c.endsAtOom)}): what the program did after it was never recorded, so a replay with no OOM through its last request does not show that the run would have finished.`;
   }
   if (c.beganMidRun) {
     return 'The recording began mid-run (a history ring buffer, or recording switched on late): a replay covers only the recorded requests, and what came before them replays as it was recorded.';
