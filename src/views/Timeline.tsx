@@ -403,7 +403,7 @@ export function Timeline({ series, cursor, onCursor, playing, onPlayingChange, c
           layers.names.map((name, c) => {
             const bytes = layers.atCursor![c]!;
             return bytes > 0 ? (
-              <li key={name} className="tl-layer-key" data-layer={c}>
+              <li key={name} className="tl-layer-key" data-layer={c} title={`${name}: bytes requested, at the cursor (allocated counts whole blocks, each rounded up)`}>
                 <span className={`tl-swatch tl-sw-layer-${c}`} />
                 {name} <b className="tl-value">{formatSize(bytes)}</b>
               </li>
