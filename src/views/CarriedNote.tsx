@@ -1,12 +1,34 @@
 // A file opened as recorded while the last source ran under other settings: said in one line, with a
 // way to carry those settings over (in the config panel, so that the map and timeline do not move).
 import { useShallow } from 'zustand/react/shallow';
+import { configToString } from '../allocator/config';
+import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
 
+/** A config string as its decisions read (null where PyTorch would refuse it). */
+function canonical(conf: string): string | null {
+  try {
+    return configToString(parseAllocConf(conf).config);
+  } catch {
+    return null;
+  }
+}
+
 export function CarriedNote() {
-  const { carried, applySettings, dismissCarried } = useSession(useShallow((s) => ({ carried: s.carried, applySettings: s.applySettings, dismissCarried: s.dismissCarried })));
+  const { carried, applySettings, dismissCarried, recordedConf } = useSession(
+    useShallow((s) => ({
+      carried: s.carried,
+      applySettings: s.applySettings,
+      dismissCarried: s.dismissCarried,
+      // The new source's own config, once its first replay is back.
+      recordedConf: s.summary && s.summary.key.source === s.sourceId ? s.summary.recordedConf : null,
+    })),
+  );
   if (!carried) return null;
+  // The last source's config alone, and the new file was recorded under it: applying it changes nothing.
+  const sameConf = carried.settings.capacityBytes === null && carried.settings.conf !== null && recordedConf !== null && canonical(carried.settings.conf) === canonical(recordedConf);
+  if (sameConf) return null;
   const { conf, capacityBytes } = carried.settings;
   const what = [conf !== null ? `PYTORCH_CUDA_ALLOC_CONF=${conf || '(defaults)'}` : null, capacityBytes !== null ? `a ${formatSize(capacityBytes)} cap` : null].filter(Boolean).join(' and ');
   return (

@@ -127,3 +127,33 @@ test('one request numbering, from 0, in the CLI, the page and its links', async 
   await ready();
   expect(session.errors).toEqual([]);
 });
+
+test("a run that survived OOMs of cuDNN workspaces opens as one that finished: no OOM box, its notes say PyTorch caught them", async () => {
+  const page = session.page;
+  const file = 'resnet-45__default__cap2.28GiB.pickle.gz'; // resnet50 at batch 45 under a 2.28 GiB cap
+  await page.setInputFiles('header input[type=file]', { name: file, mimeType: 'application/gzip', buffer: readFileSync(`tests/fixtures/sizes/${file}`) });
+  await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent === ${JSON.stringify(file)}`, undefined, { timeout: 60_000 });
+  await ready();
+  expect(await page.locator('.oom-box').count()).toBe(0);
+  const notes = await page.locator('.notes').textContent();
+  expect(notes).toContain("41 OOMs of the recording came from cuDNN convolutions' workspaces, which PyTorch catches");
+  expect(notes).toMatch(/41 cuDNN workspace allocations did not fit \(the first at request [\d,]+\)\. PyTorch catches each such OOM/);
+});
+
+test('the config the last file ran under is offered for the next one, unless that one was recorded under it', async () => {
+  const page = session.page;
+  const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
+  const note = page.locator('.note.carried');
+  await open(DUMPS[0]!); // recorded under the defaults
+  await field.fill('max_split_size_mb:128');
+  await field.press('Enter');
+  await ready();
+  await open(DUMPS[5]!); // also the defaults': the config is offered
+  await expect.poll(() => note.textContent()).toContain('ran under PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128');
+  await note.getByRole('button', { name: 'Apply that here too' }).click();
+  await expect.poll(() => field.inputValue()).toBe('max_split_size_mb:128');
+  await ready();
+  await open(DUMPS[1]!); // recorded under max_split_size_mb:128 itself: nothing to offer
+  await expect.poll(() => page.locator('.notes').getAttribute('aria-busy')).toBe('false');
+  expect(await note.count()).toBe(0);
+});
