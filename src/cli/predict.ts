@@ -9,7 +9,7 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { stacksOfKeys } from '../trace/measures/allocation-stacks';
-import { firstFailingText, sizeFits, type RunAt, type SizeFit } from '../trace/predict/size-fit';
+import { cudnnWorkspacesText, firstFailingText, sizeFits, type RunAt, type SizeFit } from '../trace/predict/size-fit';
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { replay, type ReplayResult } from '../trace/replay/replay';
@@ -139,6 +139,7 @@ export async function predictAnswer(
     laws: prediction.laws,
     unclean_sites: prediction.uncleanSites.slice(0, 20),
     extrapolation: prediction.extrapolation,
+    cudnn_workspaces: prediction.cudnnWorkspaces,
   };
   return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), prediction: quality, needs: need } };
 }
@@ -153,6 +154,7 @@ function printPrediction(p: Prediction, config: AllocatorConfig, capacity: Capac
       `${grouped(laws.unclean)} follow no clean law (taken between the nearest recordings), ${grouped(laws.unaligned)} aligned in no other recording (kept as recorded)`,
   );
   for (const s of p.uncleanSites.slice(0, 5)) console.log(`  not clean: ${s.site} (${grouped(s.allocations)} allocations)`);
+  if (p.cudnnWorkspaces > 0) console.log(`cuDNN:     ${cudnnWorkspacesText(p.cudnnWorkspaces)}`);
   if (p.extrapolation !== null) console.log(`extrapolated: ${p.extrapolation.toFixed(2)}x beyond the recorded sizes`);
   console.log(`config:    ${configToString(config) || '(defaults)'}`);
   console.log(`capacity:  ${capacity ? `${formatSize(capacity.bytes)} (memory fraction cap)` : 'none'}`);

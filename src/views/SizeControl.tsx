@@ -11,7 +11,7 @@ import { chartSizes, memoryNeededQuery, predictionCurveQuery, predictionFitQuery
 import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
 import type { PredictionFacts } from '../worker/replay-protocol';
-import { firstFailingText } from '../trace/predict/size-fit';
+import { cudnnWorkspacesText, firstFailingText } from '../trace/predict/size-fit';
 
 const W = 300;
 const H = 80;
@@ -99,6 +99,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
         {grouped(facts.laws.linear + facts.laws.quadratic)} allocation sizes grow with the size, {grouped(facts.laws.constant)} stay the same
         {facts.laws.unclean > 0 && `, ${grouped(facts.laws.unclean)} follow no clean law (${facts.uncleanSites.slice(0, 2).map((s) => s.site).join(', ')})`}
         {facts.laws.unaligned > 0 && `, ${grouped(facts.laws.unaligned)} are in ${facts.skeleton.name} alone`}.
+        {facts.cudnnWorkspaces > 0 && ` ${cudnnWorkspacesText(facts.cudnnWorkspaces)}`}
         {facts.extrapolation !== null && ` ${facts.extrapolation.toFixed(1)}x beyond the recorded sizes: a program may change its ways at sizes it was not recorded at.`}
       </p>
     </div>

@@ -56,6 +56,7 @@ export interface PredictionFacts {
   laws: { constant: number; linear: number; quadratic: number; unclean: number; unaligned: number };
   uncleanSites: { site: string; allocations: number }[];
   extrapolation: number | null;
+  cudnnWorkspaces: number;
 }
 
 /** Per-request series of a whole replay, for the timeline. */

@@ -275,6 +275,7 @@ function predictionFacts(p: PredictionSource): PredictionFacts {
     laws: last.laws,
     uncleanSites: last.uncleanSites.slice(0, 10),
     extrapolation: last.extrapolation,
+    cudnnWorkspaces: last.cudnnWorkspaces,
   };
 }
 

@@ -20,6 +20,15 @@ beforeAll(() => {
 });
 
 describe('splitscope replay', () => {
+  test('piped into a reader that stops early (head, or one that reads nothing), it stops quietly', () => {
+    const sizes = 'tests/fixtures/sizes';
+    const predict = `"${process.execPath}" bin/splitscope.mjs predict 16:${sizes}/resnet-16__default.pickle.gz 32:${sizes}/resnet-32__default.pickle.gz --at 45`;
+    const r = spawnSync('sh', ['-c', `${predict} | true`], { encoding: 'utf8' });
+    expect(r.stderr).toBe(''); // not Node's "Unhandled 'error' event ... EPIPE"
+    const head = spawnSync('sh', ['-c', `"${process.execPath}" bin/splitscope.mjs replay ${FIXTURE} | head -1`], { encoding: 'utf8' });
+    expect([head.stdout.split('\n')[0], head.stderr]).toEqual([expect.stringMatching(/^config:/), '']);
+  });
+
   test('--json prints exactly one object with stats and OOMs, and OOMs still exit 0', () => {
     const r = cli('replay', FIXTURE, '--conf', 'roundup_power2_divisions:4', '--capacity', '6GiB', '--json');
     expect(r.code).toBe(0);

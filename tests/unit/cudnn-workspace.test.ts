@@ -119,4 +119,12 @@ describe("a cuDNN workspace's OOM", () => {
     expect([out.ooms.length, out.caught_ooms.length, out.stats['num_ooms']]).toEqual([0, 41, 41]);
     expect(r.stderr).toContain('41 OOMs of the recording came from cuDNN convolutions\' workspaces, which PyTorch catches');
   });
+
+  test("a prediction counts its cuDNN workspaces: the part of it its recordings cannot tell", () => {
+    const sizes = 'tests/fixtures/sizes';
+    const r = spawnSync(process.execPath, ['bin/splitscope.mjs', 'predict', `16:${sizes}/resnet-16__default.pickle.gz`, `32:${sizes}/resnet-32__default.pickle.gz`, '--at', '45', '--json'], { encoding: 'utf8' });
+    expect(r.status).toBe(0);
+    // The skeleton, the run at 32, makes 321 (its C++ frames name them).
+    expect(JSON.parse(r.stdout).prediction.cudnn_workspaces).toBe(321);
+  });
 });

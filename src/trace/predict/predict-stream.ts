@@ -34,6 +34,9 @@ export interface Prediction {
   uncleanSites: { site: string; allocations: number }[];
   /** How far the target lies outside the recorded sizes (2 = twice the largest, or half the smallest); null inside. */
   extrapolation: number | null;
+  /** The skeleton's allocations that are cuDNN convolutions' workspaces (known by their C++ frames): their
+   * sizes follow the algorithm cuDNN picks at each size, which recordings at other sizes cannot tell. */
+  cudnnWorkspaces: number;
 }
 
 /** Below this share of allocations aligned, two recordings are taken for different programs. */
@@ -61,6 +64,7 @@ interface SkeletonFit {
   aligned: Prediction['aligned'];
   counts: Prediction['laws'];
   uncleanSites: Prediction['uncleanSites'];
+  cudnnWorkspaces: number;
 }
 
 /**
@@ -131,6 +135,7 @@ export class SizePredictor {
       laws: counts,
       uncleanSites: fit.uncleanSites,
       extrapolation: target > hi ? target / hi : target < lo ? lo / target : null,
+      cudnnWorkspaces: fit.cudnnWorkspaces,
     };
   }
 
@@ -153,7 +158,12 @@ export class SizePredictor {
     const base = this.tokens.get(skeleton)!;
     const s = skeleton.stream;
     let allocs = 0;
-    for (let i = 0; i < s.length; i++) if (s.kind[i] === RequestKind.alloc) allocs++;
+    let cudnnWorkspaces = 0;
+    for (let i = 0; i < s.length; i++) {
+      if (s.kind[i] !== RequestKind.alloc) continue;
+      allocs++;
+      if (s.cudnnWorkspaces.has(s.id[i]!)) cudnnWorkspaces++;
+    }
     // Each skeleton alloc's bytes in every recording it aligns in.
     const R = this.ascending.length;
     const bytes = new Float64Array(s.length * R).fill(NaN);
@@ -215,6 +225,7 @@ export class SizePredictor {
       aligned,
       counts,
       uncleanSites: [...unclean].map(([site, allocations]) => ({ site, allocations })).sort((a, b) => b.allocations - a.allocations),
+      cudnnWorkspaces,
     };
     this.fits.set(skeleton, fit);
     return fit;

@@ -63,3 +63,7 @@ export function firstFailingText(fit: Pick<SizeFit, 'firstFailing' | 'firstFaili
     : '';
   return ` (${size} runs out of memory${smallestCapText(fit.firstFailingNeeds, cap)}${cudnn})`;
 }
+
+/** What a prediction says of its cuDNN workspaces (Prediction.cudnnWorkspaces, above 0). */
+export const cudnnWorkspacesText = (n: number): string =>
+  `${grouped(n)} of the allocations are cuDNN convolutions' workspaces, sized by the algorithm cuDNN picks at each size, which recordings at other sizes cannot tell.`;
