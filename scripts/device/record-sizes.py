@@ -10,6 +10,7 @@ cuDNN convolution's workspace), 3 training steps.
   python3 scripts/device/record-sizes.py rest OUTDIR CAPS [PAR] # phases 3-4 under the caps of CAPS (a caps.json)
   python3 scripts/device/record-sizes.py bisect PROGRAM LO HI CAP  # one fit search, under PYTORCH_CUDA_ALLOC_CONF
   python3 scripts/device/record-sizes.py edges OUTDIR FIT CAPS [PAR] # phase 5 from FIT (a fit.json) and CAPS
+  python3 scripts/device/record-sizes.py searches OUTDIR SEARCHES [PAR] # more fit searches: [{program, cap, lo, hi}]
 
 Phases, one after another:
   1. sizes: three programs at six sizes each, under the default config, expandable_segments:True and
@@ -364,6 +365,16 @@ def phase_rest(outdir, par, caps):
     phase_edges(outdir, par, fit, caps)
 
 
+def more_searches(outdir, par, searches):
+    """Fit searches under other caps (each between lo, which fits, and hi), per config: more-fit.json."""
+    from concurrent.futures import ThreadPoolExecutor
+    os.makedirs(outdir, exist_ok=True)
+    with ThreadPoolExecutor(par) as pool:
+        found = [pool.submit(bisect_fit, q['program'], q['cap'], c, q['lo'], q['hi']) for q in searches for c in CONFS[:2]]
+        fit = [r for f in found for r in f.result() if r]
+    json.dump(fit, open(os.path.join(outdir, 'more-fit.json'), 'w'), indent=0)
+
+
 def phase_edges(outdir, par, fit, caps):
     """Phase 5: per program and config, the largest size that fit the cap and the next one (which did
     not), recorded under it."""
@@ -385,6 +396,8 @@ if __name__ == '__main__':
     elif cmd == 'sizes':
         caps = {k: int(v) for k, v in json.load(open(sys.argv[4])).items()} if len(sys.argv) > 4 else None
         phase_sizes(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6, caps)
+    elif cmd == 'searches':
+        more_searches(sys.argv[2], int(sys.argv[4]) if len(sys.argv) > 4 else 6, json.load(open(sys.argv[3])))
     elif cmd == 'edges':
         caps = {k: int(v) for k, v in json.load(open(sys.argv[4])).items()}
         phase_edges(sys.argv[2], int(sys.argv[5]) if len(sys.argv) > 5 else 6, json.load(open(sys.argv[3])), caps)

@@ -27,6 +27,7 @@ export interface SizeRun {
   size: number;
   conf: string;
   stats_at_end: Record<string, number>;
+  device_total: number;
   allowed_memory_maximum?: number;
   ooms: number;
 }
@@ -181,20 +182,23 @@ export interface FitRow {
 /** `splitscope predict --fit` (the CLI's own answer) per program and config, beside the device's bisection. */
 export async function fitRows(): Promise<FitRow[]> {
   const rows: FitRow[] = [];
+  const total = SIZES.traces[0]!.device_total;
   for (const program of PROGRAMS) {
-    // The cap as PyTorch applied it (the fraction of the device's memory, in whole bytes).
-    const cap = SIZES.traces.find((t) => t.program === program && t.allowed_memory_maximum !== undefined)!.allowed_memory_maximum!;
     const inputs = pairSizes(program).map((size) => ({ size, file: runOf(program, size, '', false)!.file }));
-    const answer = await predictAnswer(inputs, { fit: true, capacity: String(cap) }, async (files) =>
-      files.map((file) => plannedRecording(decodeSnapshotForReplay(gunzipSync(readFileSync(join(SIZES_DIR, file))), { details: true }))),
-    );
-    if (answer.kind !== 'fit') throw new Error('predict --fit answered something else');
-    for (const f of answer.fits) {
-      const probes = SIZES.fit.filter((p) => p.program === program && p.conf === f.conf);
-      const fitting = probes.filter((p) => p.fits).map((p) => p.size);
-      const largest = fitting.length ? Math.max(...fitting) : null;
-      const bracketed = largest !== null && probes.some((p) => !p.fits && p.size === largest + 1);
-      rows.push({ program, conf: f.conf, cap, firstFailing: f.firstFailing, firstFailingFitsWithoutWorkspaces: f.firstFailingFitsWithoutWorkspaces, real: bracketed ? largest : null, predicted: f.largest });
+    for (const asked of new Set(SIZES.fit.filter((p) => p.program === program).map((p) => p.cap))) {
+      // The cap as PyTorch applied it: set_per_process_memory_fraction(asked / total) allows this many bytes.
+      const cap = Math.trunc((asked / total) * total);
+      const answer = await predictAnswer(inputs, { fit: true, capacity: String(cap) }, async (files) =>
+        files.map((file) => plannedRecording(decodeSnapshotForReplay(gunzipSync(readFileSync(join(SIZES_DIR, file))), { details: true }))),
+      );
+      if (answer.kind !== 'fit') throw new Error('predict --fit answered something else');
+      for (const f of answer.fits) {
+        const probes = SIZES.fit.filter((p) => p.program === program && p.conf === f.conf && p.cap === asked);
+        const fitting = probes.filter((p) => p.fits).map((p) => p.size);
+        const largest = fitting.length ? Math.max(...fitting) : null;
+        const bracketed = largest !== null && probes.some((p) => !p.fits && p.size === largest + 1);
+        rows.push({ program, conf: f.conf, cap, firstFailing: f.firstFailing, firstFailingFitsWithoutWorkspaces: f.firstFailingFitsWithoutWorkspaces, real: bracketed ? largest : null, predicted: f.largest });
+      }
     }
   }
   return rows;
