@@ -16,6 +16,7 @@ import { decodeSnapshotForReplay, encodeSnapshotFile } from '../src/trace/snapsh
 import { RequestKind, type RequestStream } from '../src/trace/stream/request-stream';
 import { editStream } from '../src/trace/stream/stream-edit';
 import { fixture, median, report, ROOT } from './harness';
+import { formatSize } from '../src/allocator/format-size';
 import { accuracyRows, capRows, fitRows, pairSizes, PROGRAMS } from '../tests/unit/size-recordings';
 
 const SOURCE = 'train_gpt2-n150__default.pickle.gz';
@@ -89,9 +90,11 @@ async function accuracy(): Promise<Record<string, string>> {
   out['goal: cudaMalloc count within 5%'] = all(2, () => true) <= 5 ? 'met' : 'NOT met';
   out[`under a cap: the real run's OOM verdict (${caps.length} runs)`] = `${sameVerdict.length} of ${caps.length}${sameVerdict.length === caps.length ? ', met' : ', NOT met'}`;
   out["under a cap: first OOM's request, worst offset in % of the run's requests (goal 1%)"] = `${pct(firstOomOff)}${firstOomOff <= 1 ? ', met' : ', NOT met'}`;
-  out['predict --fit against the largest size the program ran at (program, config: predicted / real)'] = fits.map((f) => `${f.program} ${f.conf || 'defaults'}: ${f.predicted} / ${f.real}`).join('; ');
+  const under = (f: (typeof fits)[number]) => `${f.program} ${f.conf || 'defaults'} under ${formatSize(f.cap)}`;
+  out['predict --fit against the largest size the program ran at (program, config, cap: predicted / real)'] = fits.map((f) => `${under(f)}: ${f.predicted} / ${f.real}`).join('; ');
   const cudnn = (f: (typeof fits)[number]) => (f.firstFailing === f.real && f.firstFailingFitsWithoutWorkspaces ? ` (${f.real} fits with its cuDNN workspaces left out, as --fit says)` : '');
-  out['goal: --fit equals the real largest'] = fits.every((f) => f.predicted === f.real) ? 'met' : `NOT met for ${fits.filter((f) => f.predicted !== f.real).map((f) => `${f.program} ${f.conf || 'defaults'}${cudnn(f)}`).join(', ')}`;
+  const same = fits.filter((f) => f.predicted === f.real).length;
+  out['goal: --fit equals the real largest'] = `${same} of ${fits.length}` + (same === fits.length ? ', met' : `, NOT met for ${fits.filter((f) => f.predicted !== f.real).map((f) => `${under(f)}${cudnn(f)}`).join(', ')}`);
   return out;
 }
 
