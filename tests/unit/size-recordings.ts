@@ -171,15 +171,17 @@ export interface FitRow {
   program: string;
   conf: string;
   cap: number;
-  /** --fit's first size that runs out, and whether it fits with its cuDNN workspaces left out. */
+  /** --fit's first size that runs out, the cap it would need, and whether it fits with its cuDNN workspaces left out. */
   firstFailing: number | null;
+  firstFailingNeeds: number | null;
   firstFailingFitsWithoutWorkspaces: boolean | null;
-  /** The largest size the real program ran at under the cap, with the next size failing (null: not bracketed on the device). */
-  real: number | null;
+  /** The largest size the real program ran at under the cap, the next size failing. */
+  real: number;
   predicted: number | null;
 }
 
-/** `splitscope predict --fit` (the CLI's own answer) per program and config, beside the device's bisection. */
+/** `splitscope predict --fit` (the CLI's own answer) per program, cap and config, beside the device's
+ * bisection, where it bracketed the largest size that fits. */
 export async function fitRows(): Promise<FitRow[]> {
   const rows: FitRow[] = [];
   const total = SIZES.traces[0]!.device_total;
@@ -197,7 +199,8 @@ export async function fitRows(): Promise<FitRow[]> {
         const fitting = probes.filter((p) => p.fits).map((p) => p.size);
         const largest = fitting.length ? Math.max(...fitting) : null;
         const bracketed = largest !== null && probes.some((p) => !p.fits && p.size === largest + 1);
-        rows.push({ program, conf: f.conf, cap, firstFailing: f.firstFailing, firstFailingFitsWithoutWorkspaces: f.firstFailingFitsWithoutWorkspaces, real: bracketed ? largest : null, predicted: f.largest });
+        // A search whose upper size fit too brackets nothing: there is no real largest to hold --fit to.
+        if (bracketed) rows.push({ program, conf: f.conf, cap, firstFailing: f.firstFailing, firstFailingNeeds: f.firstFailingNeeds, firstFailingFitsWithoutWorkspaces: f.firstFailingFitsWithoutWorkspaces, real: largest, predicted: f.largest });
       }
     }
   }
