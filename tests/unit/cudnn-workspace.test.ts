@@ -126,5 +126,6 @@ describe("a cuDNN workspace's OOM", () => {
     expect(r.status).toBe(0);
     // The skeleton, the run at 32, makes 321 (its C++ frames name them).
     expect(JSON.parse(r.stdout).prediction.cudnn_workspaces).toBe(321);
+    expect(r.stderr).not.toContain('Python frames alone');
   });
 });

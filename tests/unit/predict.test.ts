@@ -128,6 +128,8 @@ describe('splitscope predict', () => {
     const text = cli('predict', ...inputs, '--at', '12').stdout;
     expect(text).toMatch(/^predicted: size 12, the requests of rank_1\.pickle\.gz \(size 8\)\naligned: {3}9\d\.\d% of the allocations with rank_0\.pickle\.gz/);
     expect(text).toMatch(/extrapolated: 1\.50x beyond the recorded sizes/);
+    // Recorded with Python frames alone (stacks='python'): said, with what C++ frames would add.
+    expect(r.stderr).toContain("note: The recordings have Python frames alone: the backward pass's allocations");
   });
 
   test('--fit finds the largest size whose predicted run fits the cap, per config side by side: that one fits, the next does not', () => {

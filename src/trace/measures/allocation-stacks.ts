@@ -46,6 +46,12 @@ export function allocationStacks(stream: RequestStream, details: TraceDetails | 
   return stacksOfKeys({ keyOf, lists });
 }
 
+/** Whether any stack has C++ frames (stacks='all', _record_memory_history's default): their names are
+ * qualified (torch::unwind::unwind(), at::native::...), which no Python function's is. */
+export function hasCppFrames(stacks: StackKeys): boolean {
+  return stacks.lists.some((frames) => frames.some((f) => f.name.includes('::')));
+}
+
 export function stacksOfKeys({ keyOf, lists }: StackKeys): AllocationStacks {
   const stackOfKey = (key: number): readonly Frame[] | string => (key >= 0 ? lists[key]! : key === -2 ? BEFORE_TRACE : NO_STACK);
   return {

@@ -10,7 +10,7 @@ import { stackSite, type StackOf } from '../measures/memory-by-stack';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { requestTokens, TokenDictionary } from './recording-tokens';
 import { lawAt, lawDegree, UNCLEAN } from './size-law';
-import type { AllocationStacks } from '../measures/allocation-stacks';
+import { hasCppFrames, type AllocationStacks } from '../measures/allocation-stacks';
 
 /** One recording of the program, at `size` (a batch size, a sequence length: the user's number). */
 export interface SizedRecording {
@@ -38,6 +38,11 @@ export interface Prediction {
    * sizes follow the algorithm cuDNN picks at each size, which recordings at other sizes cannot tell. */
   cudnnWorkspaces: number;
 }
+
+const PYTHON_FRAMES_ALONE =
+  "The recordings have Python frames alone: the backward pass's allocations, which have no Python stack, are aligned by their order, " +
+  "and cuDNN's workspaces cannot be named. Recorded with C++ frames too (stacks='all', _record_memory_history's default), they align " +
+  'by their C++ stacks (resnet50 at batch 8 from 16 and 32: peak allocated 0.45% off rather than 1.21%).';
 
 /** Below this share of allocations aligned, two recordings are taken for different programs. */
 const SAME_PROGRAM_SHARE = 0.5;
@@ -78,6 +83,8 @@ export class SizePredictor {
   /** The recordings by size, smallest first: the order of each allocation's points. */
   private readonly ascending: readonly SizedRecording[];
   readonly sizes: readonly number[];
+  /** Whether the recordings have C++ frames (else the backward pass aligns by order alone, and cuDNN's workspaces go unnamed). */
+  private readonly withCpp: boolean;
 
   constructor(private readonly recordings: readonly SizedRecording[]) {
     if (recordings.length < 2) throw new ImportError('bad-shape', 'A prediction needs recordings of the program at two sizes or more.');
@@ -89,6 +96,7 @@ export class SizePredictor {
     const dictionary = new TokenDictionary();
     this.tokens = new Map(recordings.map((r) => [r, requestTokens(r.stream, r.stacks, dictionary)]));
     this.ascending = [...recordings].sort((a, b) => a.size - b.size);
+    this.withCpp = recordings.some((r) => hasCppFrames(r.stacks));
   }
 
   /** The stream at `target`. */
@@ -125,6 +133,7 @@ export class SizePredictor {
         `Predicted at size ${grouped(target)} from ${this.recordings.map((r) => `${r.name} (${grouped(r.size)})`).join(' and ')}: ` +
           `the requests of ${fit.skeleton.name}, the sizes of ${grouped(counts.linear + counts.quadratic + counts.constant + counts.unclean)} of its ${grouped(fit.allocs)} allocations ` +
           'from how they grow with the size.',
+        ...(this.withCpp ? [] : [PYTHON_FRAMES_ALONE]),
       ],
     };
     return {
