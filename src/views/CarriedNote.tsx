@@ -1,17 +1,17 @@
 // A file opened as recorded while the last source ran under other settings: said in one line, with a
 // way to carry those settings over (in the config panel, so that the map and timeline do not move).
 import { useShallow } from 'zustand/react/shallow';
-import { configToString } from '../allocator/config';
+import { sameDecisions } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { useSession } from '../state/session-store';
 
-/** A config string as its decisions read (null where PyTorch would refuse it). */
-function canonical(conf: string): string | null {
+/** Whether two config strings make the same decisions (false where PyTorch would refuse either). */
+function sameConf(a: string, b: string): boolean {
   try {
-    return configToString(parseAllocConf(conf).config);
+    return sameDecisions(parseAllocConf(a).config, parseAllocConf(b).config);
   } catch {
-    return null;
+    return false;
   }
 }
 
@@ -27,8 +27,7 @@ export function CarriedNote() {
   );
   if (!carried) return null;
   // The last source's config alone, and the new file was recorded under it: applying it changes nothing.
-  const sameConf = carried.settings.capacityBytes === null && carried.settings.conf !== null && recordedConf !== null && canonical(carried.settings.conf) === canonical(recordedConf);
-  if (sameConf) return null;
+  if (carried.settings.capacityBytes === null && carried.settings.conf !== null && recordedConf !== null && sameConf(carried.settings.conf, recordedConf)) return null;
   const { conf, capacityBytes } = carried.settings;
   const what = [conf !== null ? `PYTORCH_CUDA_ALLOC_CONF=${conf || '(defaults)'}` : null, capacityBytes !== null ? `a ${formatSize(capacityBytes)} cap` : null].filter(Boolean).join(' and ');
   return (

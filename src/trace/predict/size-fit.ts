@@ -37,7 +37,7 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
     let firstFailingFitsWithoutWorkspaces: boolean | null = null;
     if (fit.firstFailing !== null) {
       const { stream, options } = runAt(fit.firstFailing, config);
-      firstFailingNeeds = smallestCap(stream, config, capacity.bytes);
+      firstFailingNeeds = smallestCap(stream, { ...options, config }, capacity.bytes);
       if (stream.cudnnWorkspaces.size > 0) firstFailingFitsWithoutWorkspaces = fits(withoutCudnnWorkspaces(stream), { ...options, config });
     }
     return { conf: configToString(config), ...fit, firstFailingNeeds, firstFailingFitsWithoutWorkspaces };

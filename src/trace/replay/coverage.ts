@@ -17,11 +17,9 @@ export interface Coverage {
 }
 
 export function coverageOf(stream: RequestStream): Coverage {
-  const recorded = stream.recordedOoms;
-  const last = recorded.length > 0 ? recorded[recorded.length - 1]! : -1;
-  // The failed alloc, then its stand-in free, close the stream of an observer's dump.
-  const closing = stream.length >= 2 && stream.failedInRecording.has(stream.id[stream.length - 1]!) ? stream.length - 2 : -1;
-  const endsAtOom = last >= 0 && last >= stream.length - 2 ? last : closing >= 0 ? closing : null;
+  // The failed alloc, then its stand-in free, close the stream of an observer's dump (of an OOM the
+  // program saw or one PyTorch caught: both are failedInRecording).
+  const endsAtOom = stream.length >= 2 && stream.failedInRecording.has(stream.id[stream.length - 1]!) ? stream.length - 2 : null;
   return { requests: stream.length, endsAtOom, beganMidRun: stream.initialSegments.length > 0 || stream.initialBlocks.length > 0 };
 }
 

@@ -250,8 +250,7 @@ function completeFree(run: ReplayRun, blockId: number): void {
 /** Applies requests run.next .. end - 1. */
 function advance(run: ReplayRun, end: number): void {
   const { allocator, blocks, events, statsOnly, series, ooms, caught, atPeak, emptyCacheAfter, resetPeakAfter } = run;
-  const { cudnnWorkspaces } = run.stream;
-  const { kind, id, size, stream: streams, pool, length } = run.stream;
+  const { kind, id, size, stream: streams, pool, length, cudnnWorkspaces } = run.stream;
   const { before: completionBefore, id: completionId } = run.stream.completions;
   const { allocated: allocatedSeries, reserved: reservedSeries, active: activeSeries } = series;
   const countActive = activeSeries !== allocatedSeries;

@@ -8,7 +8,7 @@ import { CARDS, type Capacity } from '../../allocator/capacity';
 import { MiB } from '../../allocator/constants';
 import { formatSize } from '../../allocator/format-size';
 import type { AllocatorConfig } from '../../allocator/config';
-import { replay } from '../replay/replay';
+import { replay, type ReplayOptions } from '../replay/replay';
 import type { RequestStream } from '../stream/request-stream';
 
 export interface CardFit {
@@ -51,10 +51,12 @@ export function memoryNeeded(stream: RequestStream, config: AllocatorConfig, unc
  * given a cap it runs out under (`failsUnder`): what a size just past the largest that fits would
  * need, so a user can judge how near the cap it came. Searched up to its uncapped peak reserved (which
  * fits, unless garbage_collection_threshold makes the cap matter: then null where that does not fit).
+ * `options`: how the run replays (config, addresses, inserted calls), as the search that found it failing.
  */
-export function smallestCap(stream: RequestStream, config: AllocatorConfig, failsUnder: number): number | null {
-  const fits = (bytes: number): boolean => replay(stream, { config, addresses: 'simulated', capacity: { kind: 'fraction', bytes }, statsOnly: true }).ooms.length === 0;
-  const peak = replay(stream, { config, addresses: 'simulated', statsOnly: true }).stats['reserved_bytes.all.peak']!;
+export function smallestCap(stream: RequestStream, options: ReplayOptions, failsUnder: number): number | null {
+  const { capacity: _, ...uncapped } = options;
+  const fits = (bytes: number): boolean => replay(stream, { ...uncapped, capacity: { kind: 'fraction', bytes }, statsOnly: true }).ooms.length === 0;
+  const peak = replay(stream, { ...uncapped, statsOnly: true }).stats['reserved_bytes.all.peak']!;
   let lo = failsUnder;
   let hi = Math.max(peak, failsUnder + CAP_STEP);
   if (!fits(hi)) return null;
