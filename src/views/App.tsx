@@ -184,7 +184,8 @@ export function App() {
             <p className="source-line">
               <strong>{summary.source}</strong>
               {summary.devices.length > 1 && ` · cuda:${summary.device} of ${summary.devices.length} devices`} · {summary.requests.toLocaleString()} requests ·{' '}
-              {summary.events.toLocaleString()} trace events
+              {/* The file's own entries: the replay's own events change with the config on screen. */}
+              {summary.sourceKind === 'snapshot' ? `${summary.recordedEvents.toLocaleString()} trace events` : `${summary.events.toLocaleString()} allocator events`}
             </p>
           )}
           {summary && (
