@@ -9,7 +9,8 @@ import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { stacksOfKeys } from '../trace/measures/allocation-stacks';
-import { cudnnWorkspacesText, firstFailingText, sizeFits, type RunAt, type SizeFit } from '../trace/predict/size-fit';
+import { layoutNote, verdictUnderLayouts } from '../trace/predict/address-layouts';
+import { cudnnWorkspacesText, edgeText, sizeFits, type RunAt, type SizeFit } from '../trace/predict/size-fit';
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { replay, type ReplayResult } from '../trace/replay/replay';
@@ -60,7 +61,7 @@ export async function predictCommand(positionals: readonly string[], options: Pr
       const what =
         f.largest === null
           ? 'none: even size 1 runs out of memory'
-          : `${grouped(f.largest)}` + (f.firstFailing !== null ? firstFailingText(f, answer.capacity) : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
+          : `${grouped(f.largest)}` + (f.firstFailing !== null ? edgeText(f, answer.capacity) : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
       console.log(`  ${(f.conf || '(defaults)').padEnd(width)}  ${what}`);
     }
     for (const f of answer.fits) console.log(`tried under ${f.conf || '(defaults)'}: ${f.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
@@ -107,7 +108,10 @@ export async function predictAnswer(
 
   if (options.fit) {
     const start = Math.round(Math.max(...predictor.sizes));
-    const runAt: RunAt = (size, c) => ({ stream: predictor.at(size).stream, options: { config: c, addresses: 'simulated' } });
+    const runAt: RunAt = (size, c) => {
+      const { stream, layouts } = predictor.at(size);
+      return { stream, options: { config: c, addresses: 'simulated' }, layouts };
+    };
     const fits = sizeFits(runAt, configs, capacity!, start, start * FIT_LIMIT);
     const best = fits.reduce((a, b) => ((b.largest ?? 0) > (a.largest ?? 0) ? b : a));
     const row = (f: SizeFit) => ({
@@ -115,6 +119,8 @@ export async function predictAnswer(
       first_failing: f.firstFailing,
       first_failing_needs: f.firstFailingNeeds,
       first_failing_fits_without_cudnn_workspaces: f.firstFailingFitsWithoutWorkspaces,
+      largest_split: f.largestSplit,
+      first_failing_split: f.firstFailingSplit,
       conf: f.conf,
       tried: f.tried,
     });
@@ -125,7 +131,10 @@ export async function predictAnswer(
   const keepEvents = options.out !== undefined;
   const result = replay(prediction.stream, { config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...(keepEvents ? { keepEvents: true } : { statsOnly: true }) });
   if (options.out) writeFileSync(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'));
-  const notes = [...prediction.stream.notes, ...replayNotes(result)];
+  // Under a cap, the run is judged under the recordings' address layouts too: where they split, a note says so.
+  const layouts = capacity ? verdictUnderLayouts(prediction.stream, { config, addresses: 'simulated' }, capacity, prediction.layouts, { all: true, driver: result }) : null;
+  const layoutSplit = layouts ? layoutNote(layouts) : null;
+  const notes = [...prediction.stream.notes, ...replayNotes(result), ...(layoutSplit ? [layoutSplit] : [])];
   const needed = memoryNeeded(prediction.stream, config, capacity ? undefined : result.stats);
   const need = {
     peak_reserved: needed.peakReserved,
@@ -141,7 +150,7 @@ export async function predictAnswer(
     extrapolation: prediction.extrapolation,
     cudnn_workspaces: prediction.cudnnWorkspaces,
   };
-  return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), prediction: quality, needs: need } };
+  return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), address_layouts: layouts, prediction: quality, needs: need } };
 }
 
 /** How the prediction was made and how far to trust it: never more precision than the fit has. */

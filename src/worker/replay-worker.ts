@@ -32,6 +32,7 @@ import { canShare, sharedStream } from './shared-stream';
 import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type ViewKey } from './replay-settings';
 import { coverageOf } from '../trace/replay/coverage';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
+import { layoutNote, verdictUnderLayouts } from '../trace/predict/address-layouts';
 import { sizeFits, type SizeFit } from '../trace/predict/size-fit';
 import { categorize, categoryTotals, stackedCategorySeries, type Categories, type StackedCategories } from '../trace/categories/categories';
 import { stepStarts } from '../trace/categories/steps';
@@ -298,7 +299,10 @@ function run(settings: ReplaySettings, { keepEvents = false, viewAt }: { keepEve
       ? undefined
       : { after: at, see: (allocator: CachingAllocator, ooms: readonly ReplayOom[]) => (view = viewOf(allocator, at, oomsByRequest(ooms))) };
   const result = replay(stream, { ...options, keepEvents }, visit);
-  const said = [...replayNotes(result), ...oomVerdict(stream, result)];
+  // A predicted run under a cap is judged under the recordings' address layouts too; a split is said.
+  const prediction = source?.prediction?.last;
+  const split = prediction && options.capacity ? layoutNote(verdictUnderLayouts(stream, options, options.capacity, prediction.layouts, { all: true, driver: result })) : null;
+  const said = [...replayNotes(result), ...oomVerdict(stream, result), ...(split ? [split] : [])];
   if (said.length > 0) summary.notes = [...summary.notes, ...said];
   return { result, summary, view };
 }
@@ -528,7 +532,8 @@ const api = {
     const { config } = options;
     const configs = config.expandableSegments ? [config] : [config, { ...config, expandableSegments: true }];
     const start = Math.round(Math.max(...s.prediction.predictor.sizes));
-    const rows = sizeFits((size) => plan({ ...at, size }), configs, capacity, start, start * 64).map((f) => ({ ...f, cap: capacity.bytes }));
+    const { layouts } = s.prediction.last!;
+    const rows = sizeFits((size) => ({ ...plan({ ...at, size }), layouts }), configs, capacity, start, start * 64).map((f) => ({ ...f, cap: capacity.bytes }));
     plan(at);
     return rows;
   },

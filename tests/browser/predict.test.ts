@@ -6,7 +6,8 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { expect, test } from 'vitest';
 import { openPage, SHOTS as shots } from './open-page';
-import { firstFailingText } from '../../src/trace/predict/size-fit';
+import type { LayoutVerdict } from '../../src/trace/predict/address-layouts';
+import { edgeText } from '../../src/trace/predict/size-fit';
 
 const session = openPage();
 const JOB = 'tests/fixtures/job';
@@ -66,11 +67,11 @@ test('two recordings and a size in, the predicted run out, with the figures of s
   await page.getByLabel('Custom capacity').press('Enter');
   await ready();
   await page.waitForFunction(`document.querySelector('.prediction-fit')?.getAttribute('aria-busy') === 'false'`, undefined, { timeout: 60_000 });
-  type FitRow = { conf: string; largest: number; first_failing: number; first_failing_needs: number; first_failing_fits_without_cudnn_workspaces: boolean | null };
+  type FitRow = { conf: string; largest: number; first_failing: number; first_failing_needs: number; first_failing_fits_without_cudnn_workspaces: boolean | null; largest_split: LayoutVerdict | null; first_failing_split: LayoutVerdict | null };
   const fitted = (cli('--fit', '--capacity', '1.7GB') as unknown as { fit: { capacity: number; by_conf: FitRow[] } }).fit;
   const fit = fitted.by_conf;
   const after = (f: FitRow) =>
-    firstFailingText({ firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, firstFailingFitsWithoutWorkspaces: f.first_failing_fits_without_cudnn_workspaces }, fitted.capacity);
+    edgeText({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, firstFailingFitsWithoutWorkspaces: f.first_failing_fits_without_cudnn_workspaces, largestSplit: f.largest_split, firstFailingSplit: f.first_failing_split }, fitted.capacity);
   expect(await page.locator('.prediction-fit').textContent()).toBe(`Largest size that fits the cap: ${fit.map((f) => `${f.largest} with ${f.conf || 'the defaults'}${after(f)}`).join('; ')}.`);
   await page.locator('.size-control').screenshot({ path: `${shots}/prediction-fit.png` });
   // Past the largest that fits, the OOM box's fixes name it: the run at that size, replayed.

@@ -12,7 +12,8 @@ import { DEFAULT_CONFIG } from '../../src/allocator/config';
 import { commonSubsequence } from '../../src/lib/diff';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
 import { largestFit } from '../../src/trace/predict/largest-fit';
-import { firstFailingText } from '../../src/trace/predict/size-fit';
+import type { LayoutVerdict } from '../../src/trace/predict/address-layouts';
+import { edgeText } from '../../src/trace/predict/size-fit';
 import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
 import { requestTokens, TokenDictionary } from '../../src/trace/predict/recording-tokens';
 import { sizeLaw } from '../../src/trace/predict/size-law';
@@ -151,9 +152,9 @@ describe('splitscope predict', () => {
       expect(oomsUnder(f.first_failing, f.conf, f.first_failing_needs - 2 * 2 ** 20)).toBeGreaterThan(0);
     }
     const [d, e] = fit.by_conf;
-    type FitRow = { first_failing: number; first_failing_needs: number; first_failing_fits_without_cudnn_workspaces: boolean | null };
+    type FitRow = { largest: number; first_failing: number; first_failing_needs: number; first_failing_fits_without_cudnn_workspaces: boolean | null; largest_split: LayoutVerdict | null; first_failing_split: LayoutVerdict | null };
     const after = (f: FitRow) =>
-      firstFailingText({ firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, firstFailingFitsWithoutWorkspaces: f.first_failing_fits_without_cudnn_workspaces }, fit.capacity).replace(/[.()]/g, '\\$&');
+      edgeText({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, firstFailingFitsWithoutWorkspaces: f.first_failing_fits_without_cudnn_workspaces, largestSplit: f.largest_split, firstFailingSplit: f.first_failing_split }, fit.capacity).replace(/[.()]/g, '\\$&');
     expect(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB').stdout).toMatch(
       new RegExp(`^largest size that fits under 1\\.58 GiB:\n  \\(defaults\\) +${d.largest}${after(d)}\n  expandable_segments:True +${e.largest}${after(e)}`),
     );

@@ -11,6 +11,7 @@ import { parseAllocConf } from '../../src/allocator/config-parser';
 import { predictAnswer } from '../../src/cli/predict';
 import { plannedRecording } from '../../src/cli/recording-worker';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
+import type { LayoutVerdict } from '../../src/trace/predict/address-layouts';
 import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
 import { replay } from '../../src/trace/replay/replay';
 import type { RequestStream } from '../../src/trace/stream/request-stream';
@@ -175,6 +176,8 @@ export interface FitRow {
   firstFailing: number | null;
   firstFailingNeeds: number | null;
   firstFailingFitsWithoutWorkspaces: boolean | null;
+  /** The address layouts' verdicts at the largest size, where they split. */
+  largestSplit: LayoutVerdict | null;
   /** The largest size the real program ran at under the cap, the next size failing. */
   real: number;
   predicted: number | null;
@@ -200,7 +203,7 @@ export async function fitRows(): Promise<FitRow[]> {
         const largest = fitting.length ? Math.max(...fitting) : null;
         const bracketed = largest !== null && probes.some((p) => !p.fits && p.size === largest + 1);
         // A search whose upper size fit too brackets nothing: there is no real largest to hold --fit to.
-        if (bracketed) rows.push({ program, conf: f.conf, cap, firstFailing: f.firstFailing, firstFailingNeeds: f.firstFailingNeeds, firstFailingFitsWithoutWorkspaces: f.firstFailingFitsWithoutWorkspaces, real: largest, predicted: f.largest });
+        if (bracketed) rows.push({ program, conf: f.conf, cap, firstFailing: f.firstFailing, firstFailingNeeds: f.firstFailingNeeds, firstFailingFitsWithoutWorkspaces: f.firstFailingFitsWithoutWorkspaces, largestSplit: f.largestSplit, real: largest, predicted: f.largest });
       }
     }
   }

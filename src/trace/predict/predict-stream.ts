@@ -11,6 +11,7 @@ import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { requestTokens, TokenDictionary } from './recording-tokens';
 import { lawAt, lawDegree, UNCLEAN } from './size-law';
 import { hasCppFrames, type AllocationStacks } from '../measures/allocation-stacks';
+import type { AddressLayout } from './address-layouts';
 
 /** One recording of the program, at `size` (a batch size, a sequence length: the user's number). */
 export interface SizedRecording {
@@ -37,6 +38,9 @@ export interface Prediction {
   /** The skeleton's allocations that are cuDNN convolutions' workspaces (known by their C++ frames): their
    * sizes follow the algorithm cuDNN picks at each size, which recordings at other sizes cannot tell. */
   cudnnWorkspaces: number;
+  /** Each recording's own segment addresses: the layouts besides the driver model's that a verdict
+   * under a cap is judged by (address-layouts.ts). */
+  layouts: AddressLayout[];
 }
 
 const PYTHON_FRAMES_ALONE =
@@ -85,6 +89,7 @@ export class SizePredictor {
   readonly sizes: readonly number[];
   /** Whether the recordings have C++ frames (else the backward pass aligns by order alone, and cuDNN's workspaces go unnamed). */
   private readonly withCpp: boolean;
+  private readonly layouts: AddressLayout[];
 
   constructor(private readonly recordings: readonly SizedRecording[]) {
     if (recordings.length < 2) throw new ImportError('bad-shape', 'A prediction needs recordings of the program at two sizes or more.');
@@ -97,6 +102,9 @@ export class SizePredictor {
     this.tokens = new Map(recordings.map((r) => [r, requestTokens(r.stream, r.stacks, dictionary)]));
     this.ascending = [...recordings].sort((a, b) => a.size - b.size);
     this.withCpp = recordings.some((r) => hasCppFrames(r.stacks));
+    this.layouts = this.ascending
+      .filter((r) => r.stream.recordedSegments.length + r.stream.recordedMappings.length > 0)
+      .map((r) => ({ name: r.name, segments: r.stream.recordedSegments, mappings: r.stream.recordedMappings }));
   }
 
   /** The stream at `target`. */
@@ -145,6 +153,7 @@ export class SizePredictor {
       uncleanSites: fit.uncleanSites,
       extrapolation: target > hi ? target / hi : target < lo ? lo / target : null,
       cudnnWorkspaces: fit.cudnnWorkspaces,
+      layouts: this.layouts,
     };
   }
 

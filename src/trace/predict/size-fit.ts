@@ -3,15 +3,18 @@
 // cap it would need, and whether it fits with its cuDNN convolutions' workspaces left out. cuDNN picks
 // an algorithm per shape, so the workspaces at a size never recorded are the one part of a prediction
 // the recordings cannot tell (the rest replays as the real run does, to the byte, on the programs
-// checked): a size that fits without them is one the algorithms cuDNN picks there decide. One search
-// for the CLI, the MCP server and the page's worker, which differ only in how a size is replayed.
+// checked): a size that fits without them is one the algorithms cuDNN picks there decide. Each size is
+// judged under several address layouts (address-layouts.ts), and where they split at the edge, it is
+// said. One search for the CLI, the MCP server and the page's worker, which differ only in how a size
+// is replayed.
 import type { Capacity } from '../../allocator/capacity';
 import { configToString, type AllocatorConfig } from '../../allocator/config';
 import { grouped } from '../../lib/grouped';
-import { replay, type ReplayOptions } from '../replay/replay';
+import type { ReplayOptions } from '../replay/replay';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { editStream } from '../stream/stream-edit';
 import { smallestCap, smallestCapText } from '../sweep/memory-needed';
+import { isSplit, splitText, verdictUnderLayouts, type AddressLayout, type LayoutVerdict } from './address-layouts';
 import { largestFit, type LargestFit } from './largest-fit';
 
 export interface SizeFit extends LargestFit {
@@ -20,27 +23,43 @@ export interface SizeFit extends LargestFit {
   firstFailingNeeds: number | null;
   /** Whether the first failing size fits with its cuDNN workspaces left out (null: none failed, or it has none known). */
   firstFailingFitsWithoutWorkspaces: boolean | null;
+  /** The largest size's and the first failing size's verdicts under every address layout, where the layouts split (else null). */
+  largestSplit: LayoutVerdict | null;
+  firstFailingSplit: LayoutVerdict | null;
 }
 
-/** The predicted run at `size` under `config`, ready to replay (its options carry the cap). */
-export type RunAt = (size: number, config: AllocatorConfig) => { stream: RequestStream; options: ReplayOptions };
+/** The predicted run at `size` under `config`, ready to replay (its options carry the cap; they place
+ * segments by the driver model), and the recordings' address layouts it is also judged under. */
+export type RunAt = (size: number, config: AllocatorConfig) => { stream: RequestStream; options: ReplayOptions; layouts: readonly AddressLayout[] };
 
 /** The largest fitting size under each of `configs`, searched from `start` up to `limit`. */
 export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capacity: Capacity, start: number, limit: number): SizeFit[] {
-  const fits = (stream: RequestStream, options: ReplayOptions): boolean => replay(stream, { ...options, capacity, statsOnly: true }).ooms.length === 0;
   return configs.map((config) => {
-    const fit = largestFit((size) => {
-      const { stream, options } = runAt(size, config);
-      return fits(stream, { ...options, config });
-    }, start, limit);
+    const verdictAt = (size: number, all = false, edit: (s: RequestStream) => RequestStream = (s) => s): LayoutVerdict => {
+      const { stream, options, layouts } = runAt(size, config);
+      return verdictUnderLayouts(edit(stream), { ...options, config }, capacity, layouts, { all });
+    };
+    const fit = largestFit((size) => verdictAt(size).fits, start, limit);
+    const splitAt = (size: number | null): LayoutVerdict | null => {
+      if (size === null) return null;
+      const v = verdictAt(size, true);
+      return isSplit(v) ? v : null;
+    };
     let firstFailingNeeds: number | null = null;
     let firstFailingFitsWithoutWorkspaces: boolean | null = null;
     if (fit.firstFailing !== null) {
       const { stream, options } = runAt(fit.firstFailing, config);
       firstFailingNeeds = smallestCap(stream, { ...options, config }, capacity.bytes);
-      if (stream.cudnnWorkspaces.size > 0) firstFailingFitsWithoutWorkspaces = fits(withoutCudnnWorkspaces(stream), { ...options, config });
+      if (stream.cudnnWorkspaces.size > 0) firstFailingFitsWithoutWorkspaces = verdictAt(fit.firstFailing, false, withoutCudnnWorkspaces).fits;
     }
-    return { conf: configToString(config), ...fit, firstFailingNeeds, firstFailingFitsWithoutWorkspaces };
+    return {
+      conf: configToString(config),
+      ...fit,
+      firstFailingNeeds,
+      firstFailingFitsWithoutWorkspaces,
+      largestSplit: splitAt(fit.largest),
+      firstFailingSplit: splitAt(fit.firstFailing),
+    };
   });
 }
 
@@ -54,14 +73,22 @@ export function withoutCudnnWorkspaces(stream: RequestStream): RequestStream {
   return editStream(stream, { drop }).stream;
 }
 
-/** "(45 runs out of memory: it needs 2.32 GiB, 1.8% over the cap; ...)", said after the largest size, or ''. */
-export function firstFailingText(fit: Pick<SizeFit, 'firstFailing' | 'firstFailingNeeds' | 'firstFailingFitsWithoutWorkspaces'>, cap: number): string {
-  if (fit.firstFailing === null) return '';
-  const size = grouped(fit.firstFailing);
-  const cudnn = fit.firstFailingFitsWithoutWorkspaces
-    ? `; with its cuDNN workspaces left out it fits, so the algorithms cuDNN picks at ${size}, which recordings at other sizes cannot tell, decide it`
-    : '';
-  return ` (${size} runs out of memory${smallestCapText(fit.firstFailingNeeds, cap)}${cudnn})`;
+/**
+ * What --fit says of the edge, after the largest size, or '': "(45 runs out of memory: it needs 2.32
+ * GiB, 1.8% over the cap; ...)", and where the address layouts split at the largest size or the next.
+ */
+export function edgeText(fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'firstFailingFitsWithoutWorkspaces' | 'largestSplit' | 'firstFailingSplit'>, cap: number): string {
+  const parts: string[] = [];
+  if (fit.largestSplit && fit.largest !== null) parts.push(`it fits ${splitText(fit.largestSplit)}`);
+  if (fit.firstFailing !== null) {
+    const size = grouped(fit.firstFailing);
+    const cudnn = fit.firstFailingFitsWithoutWorkspaces
+      ? `; with its cuDNN workspaces left out it fits, so the algorithms cuDNN picks at ${size}, which recordings at other sizes cannot tell, decide it`
+      : '';
+    const split = fit.firstFailingSplit ? ` ${splitText(fit.firstFailingSplit)}` : '';
+    parts.push(`${size} runs out of memory${split}${smallestCapText(fit.firstFailingNeeds, cap)}${cudnn}`);
+  }
+  return parts.length ? ` (${parts.join('; ')})` : '';
 }
 
 /** What a prediction says of its cuDNN workspaces (Prediction.cudnnWorkspaces, above 0). */

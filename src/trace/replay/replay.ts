@@ -46,6 +46,9 @@ export interface ReplayOptions extends InsertedCalls {
   keepEvents?: boolean;
   /** Stop after this request index (a cursor): the allocator is left as it was then. */
   until?: number;
+  /** Stop at the first OOM the program sees (not one PyTorch catches), as a real run does: a verdict
+   * ("does it fit?") needs no more, and a run that fails early then costs little. */
+  untilOom?: boolean;
 }
 
 export interface ReplayOom {
@@ -247,8 +250,8 @@ function completeFree(run: ReplayRun, blockId: number): void {
   run.blocks[blockId] = null;
 }
 
-/** Applies requests run.next .. end - 1. */
-function advance(run: ReplayRun, end: number): void {
+/** Applies requests run.next .. end - 1 (with `untilOom`, up to the first OOM the program sees). */
+function advance(run: ReplayRun, end: number, untilOom = false): void {
   const { allocator, blocks, events, statsOnly, series, ooms, caught, atPeak, emptyCacheAfter, resetPeakAfter } = run;
   const { kind, id, size, stream: streams, pool, length, cudnnWorkspaces } = run.stream;
   const { before: completionBefore, id: completionId } = run.stream.completions;
@@ -279,7 +282,11 @@ function advance(run: ReplayRun, end: number): void {
       else {
         const oom = { request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message, why: allocator.lastOom!.why };
         // cuDNN runs another engine config: the conv goes on without this workspace (its free then frees nothing).
-        (cudnnWorkspaces.has(blockId) ? caught : ooms).push(oom);
+        if (cudnnWorkspaces.has(blockId)) caught.push(oom);
+        else {
+          ooms.push(oom);
+          if (untilOom) end = i + 1;
+        }
       }
     } else {
       const block = blocks[blockId];
@@ -332,7 +339,7 @@ export function replay(stream: RequestStream, options: ReplayOptions, visit?: Re
     advance(run, Math.max(0, Math.min(n, visit.after + 1)));
     visit.see(run.allocator, run.ooms);
   }
-  advance(run, n);
+  advance(run, n, options.untilOom);
   const { allocator, atPeak, events, ooms, caught, divergences, problems, series } = run;
   return { allocator, atPeak, events, stats: allocator.memoryStats(), ooms, caught, divergences, problems, series };
 }

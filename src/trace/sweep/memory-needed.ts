@@ -39,7 +39,7 @@ export function memoryNeeded(stream: RequestStream, config: AllocatorConfig, unc
     let firstOom: number | null = null;
     if (!belowAllocated && (bytes < peakReserved || capMatters)) {
       const capacity: Capacity = { kind: 'fraction', bytes };
-      firstOom = replay(stream, { config, addresses: 'simulated', capacity, statsOnly: true }).ooms[0]?.request ?? null;
+      firstOom = replay(stream, { config, addresses: 'simulated', capacity, statsOnly: true, untilOom: true }).ooms[0]?.request ?? null;
     }
     return { name, bytes, fits: !belowAllocated && firstOom === null, belowAllocated, firstOom };
   });
@@ -55,7 +55,7 @@ export function memoryNeeded(stream: RequestStream, config: AllocatorConfig, unc
  */
 export function smallestCap(stream: RequestStream, options: ReplayOptions, failsUnder: number): number | null {
   const { capacity: _, ...uncapped } = options;
-  const fits = (bytes: number): boolean => replay(stream, { ...uncapped, capacity: { kind: 'fraction', bytes }, statsOnly: true }).ooms.length === 0;
+  const fits = (bytes: number): boolean => replay(stream, { ...uncapped, capacity: { kind: 'fraction', bytes }, statsOnly: true, untilOom: true }).ooms.length === 0;
   const peak = replay(stream, { ...uncapped, statsOnly: true }).stats['reserved_bytes.all.peak']!;
   let lo = failsUnder;
   let hi = Math.max(peak, failsUnder + CAP_STEP);
