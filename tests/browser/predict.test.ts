@@ -120,6 +120,32 @@ test('its link (the recordings inside it) opens the same predicted view in a fre
   await fresh.close();
 });
 
+test('near the cap, where the address layouts split, the page says so as the CLI does', async () => {
+  // timm's ViT-B at 8 and 16, predicted at 14 under the 2,424 MiB cap its real run fit (it ran out at
+  // 15): the run shown, its segments where the driver model puts them, runs out; at both recordings'
+  // addresses it fits, and the size counts as fitting.
+  const page = session.page;
+  const vit = (b: number) => ({ name: `vit_b${b}.pickle.gz`, mimeType: 'application/gzip', buffer: readFileSync(`tests/fixtures/sizes/vit-${b}__default.pickle.gz`) });
+  await page.locator('.main-actions input[type=file]').setInputFiles([vit(8), vit(16)]);
+  const dialog = page.getByRole('region', { name: 'Predict another size' });
+  await dialog.getByLabel('size to predict').fill('14');
+  await dialog.getByRole('button', { name: 'Predict' }).click();
+  await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent.includes('vit_b16')`, undefined, { timeout: 60_000 });
+  await ready();
+  await page.getByLabel('Memory cap (capacity)').selectOption('custom');
+  await page.getByLabel('Custom capacity').fill('2541748224');
+  await page.getByLabel('Custom capacity').press('Enter');
+  await ready();
+  await expect.poll(() => page.locator('.notes').textContent(), { timeout: 60_000 }).toContain(
+    "with its segments where the driver model puts them (the run shown) it runs out of memory; at the addresses of vit_b8.pickle.gz and vit_b16.pickle.gz it fits. Most of the 3 layouts tried fit",
+  );
+  await page.waitForFunction(`document.querySelector('.prediction-fit')?.getAttribute('aria-busy') === 'false'`, undefined, { timeout: 60_000 });
+  expect(await page.locator('.prediction-fit').textContent()).toContain(
+    "14 with the defaults (it fits under 2 of the 3 address layouts tried, not the driver model's: where the CUDA driver puts the segments, which differs from run to run, decides it; 15 runs out of memory",
+  );
+  expect(session.errors).toEqual([]);
+});
+
 test('recordings of two programs are refused by name, and the view stays', async () => {
   const page = session.page;
   const before = await page.locator('.source-line strong').textContent();
