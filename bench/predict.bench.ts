@@ -92,6 +92,7 @@ async function accuracy(): Promise<Record<string, string>> {
   out["under a cap: first OOM's request, worst offset in % of the run's requests (goal 1%)"] = `${pct(firstOomOff)}${firstOomOff <= 1 ? ', met' : ', NOT met'}`;
   const under = (f: (typeof fits)[number]) => `${f.program} ${f.conf || 'defaults'} under ${formatSize(f.cap)}`;
   out['predict --fit against the largest size the program ran at (program, config, cap: predicted / real)'] = fits.map((f) => `${under(f)}: ${f.predicted} / ${f.real}`).join('; ');
+  out['--fit answers resting on the address layouts (fits at most layouts, not at the driver model\'s)'] = fits.filter((f) => f.largestSplit).map(under).join('; ') || 'none';
   const cudnn = (f: (typeof fits)[number]) => (f.firstFailing === f.real && f.firstFailingFitsWithoutWorkspaces ? ` (${f.real} fits with its cuDNN workspaces left out, as --fit says)` : '');
   const same = fits.filter((f) => f.predicted === f.real).length;
   out['goal: --fit equals the real largest'] = `${same} of ${fits.length}` + (same === fits.length ? ', met' : `, NOT met for ${fits.filter((f) => f.predicted !== f.real).map((f) => `${under(f)}${cudnn(f)}`).join(', ')}`);
