@@ -1,6 +1,7 @@
 // A predicted run's size control and its chart: the sizes the slider offers, and the predicted run's
 // peaks at each of them under the rest of the view key (a derived result, computed in the replay worker).
 import { queryOptions } from '@tanstack/react-query';
+import type { CurvePoint } from '../worker/replay-protocol';
 import type { ViewKey } from '../worker/replay-settings';
 import { callWorker } from './replay-client';
 import { keyId } from './view-key';
@@ -25,12 +26,6 @@ export function chartSizes(steps: readonly number[], recorded: readonly number[]
   return [...new Set([...steps.filter((_, i) => i % every === 0), ...recorded, current, steps.at(-1)!])].sort((a, b) => a - b);
 }
 
-export interface CurvePoint {
-  size: number;
-  peakReserved: number;
-  peakAllocated: number;
-  firstOom: number | null;
-}
 
 /** The predicted run's peaks and first OOM at each of `sizes`, under `key` but its size. */
 export function predictionCurveQuery(key: ViewKey, sizes: readonly number[]) {

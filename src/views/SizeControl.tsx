@@ -1,7 +1,7 @@
 // A predicted run's size: a slider over the sizes (beside the max_split slider), and the chart of the
 // predicted peak reserved and allocated memory against the size under the current config, with the cap
-// as a line, the recorded sizes marked and the sizes that run out of memory shaded; a click moves the
-// slider there. How the sizes were fitted is said below, never with more precision than the fit has.
+// as a line, the recorded sizes marked and the sizes that run out of memory (under most address layouts)
+// shaded, a size where the layouts split ringed; a click moves the slider there. How the sizes were fitted is said below, never with more precision than the fit has.
 import { useQuery } from '@tanstack/react-query';
 import { scaleLinear } from 'd3';
 import { formatSize } from '../allocator/format-size';
@@ -65,7 +65,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
       </div>
       <svg className="prediction-chart" viewBox={`0 0 ${W} ${H}`} role="img" aria-label="Predicted peak reserved and allocated memory against the size" data-key={rows ? keyId({ ...key, size: undefined }) : undefined} aria-busy={!rows}>
         {rows?.map((r, i) =>
-          r.firstOom !== null ? <rect key={i} className="prediction-oom" x={x(r.size) - 3} y={0} width={6} height={H} /> : null,
+          !r.fits ? <rect key={i} className="prediction-oom" x={x(r.size) - 3} y={0} width={6} height={H} /> : null,
         )}
         {cap !== null && <line className="prediction-cap" x1={0} x2={W} y1={y(cap)} y2={y(cap)} />}
         <path className="sweep-churn" d={path((r) => r.peakAllocated)} />
@@ -73,7 +73,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
         {rows?.map((r) => (
           <circle
             key={r.size}
-            className={r.firstOom !== null ? 'sweep-oom' : facts.sizes.includes(r.size) ? 'sweep-best' : 'sweep-ok'}
+            className={`${!r.fits ? 'sweep-oom' : facts.sizes.includes(r.size) ? 'sweep-best' : 'sweep-ok'}${r.split ? ' prediction-split' : ''}`}
             cx={x(r.size)}
             cy={y(r.peakReserved)}
             r={r.size === size ? 3.5 : 2}
@@ -81,13 +81,13 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
             data-peak={r.peakReserved}
             onClick={() => setSize(r.size)}
           >
-            <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)}, allocated peak ${formatSize(r.peakAllocated)}${r.firstOom !== null ? `, OOM at request ${grouped(r.firstOom)}` : ''}${facts.sizes.includes(r.size) ? ' (recorded)' : ''}`}</title>
+            <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)}, allocated peak ${formatSize(r.peakAllocated)}${r.firstOom !== null ? `, OOM at request ${grouped(r.firstOom)}` : ''}${r.split ? `; ${r.fits ? 'fits' : 'runs out'} under most address layouts, not all` : ''}${facts.sizes.includes(r.size) ? ' (recorded)' : ''}`}</title>
           </circle>
         ))}
         <line className="sweep-cursor" x1={x(size)} x2={x(size)} y1={0} y2={H} />
       </svg>
       <p className="hint sweep-legend">
-        <span className="key-reserved">reserved peak</span> · <span className="key-churn">allocated peak</span> · <span className="key-oom">runs out of memory</span>
+        <span className="key-reserved">reserved peak</span> · <span className="key-churn">allocated peak</span> · <span className="key-oom">runs out of memory</span>{rows?.some((r) => r.split) && <> · <span className="key-split">the address layouts split</span></>}
         {cap !== null && ` · cap ${formatSize(cap)}`} · recorded at {facts.sizes.map(grouped).join(' and ')}
         {!rows && ' · predicting…'}
       </p>

@@ -96,3 +96,15 @@ export interface CompareRun {
   timeline: ReplayTimeline;
   view: CursorView;
 }
+
+/** A predicted run at one size on the prediction chart. */
+export interface CurvePoint {
+  size: number;
+  peakReserved: number;
+  peakAllocated: number;
+  /** The first OOM of the run shown (its segments where the driver model puts them), null: none. */
+  firstOom: number | null;
+  /** Whether it fits under most address layouts (trace/predict/address-layouts.ts), and whether they split. */
+  fits: boolean;
+  split: boolean;
+}

@@ -27,12 +27,12 @@ import { decodeSnapshotBlob } from '../trace/snapshot/snapshot-blob';
 import { decodeSnapshotForReplay, encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { workloadById } from '../trace/stream/workloads';
 import { expose, transfer } from 'comlink';
-import type { CompareRun, CursorView, PredictionFacts, ReplaySummary, ReplayTimeline } from './replay-protocol';
+import type { CompareRun, CursorView, CurvePoint, PredictionFacts, ReplaySummary, ReplayTimeline } from './replay-protocol';
 import { canShare, sharedStream } from './shared-stream';
 import { insertedCallsOf, SUPERSEDED, type ReplaySettings, type SourceKey, type ViewKey } from './replay-settings';
 import { coverageOf } from '../trace/replay/coverage';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
-import { layoutNote, verdictUnderLayouts } from '../trace/predict/address-layouts';
+import { isSplit, layoutNote, verdictUnderLayouts } from '../trace/predict/address-layouts';
 import { sizeFits, type SizeFit } from '../trace/predict/size-fit';
 import { categorize, categoryTotals, stackedCategorySeries, type Categories, type StackedCategories } from '../trace/categories/categories';
 import { stepStarts } from '../trace/categories/steps';
@@ -505,13 +505,18 @@ const api = {
   },
 
   /** Peak reserved and allocated memory and the first OOM of the predicted run at each of `sizes`, under the rest of `key`. */
-  predictionCurve(key: ViewKey, sizes: number[]): { size: number; peakReserved: number; peakAllocated: number; firstOom: number | null }[] {
+  predictionCurve(key: ViewKey, sizes: number[]): CurvePoint[] {
     const s = theSource(key.source);
     if (!s.prediction) throw new Error('This source is no prediction.');
+    const { layouts } = s.prediction.last!;
     const rows = sizes.map((size) => {
       const { stream, options } = plan({ ...settingsOf(key), size });
-      const { stats, ooms } = replay(stream, { ...options, statsOnly: true });
-      return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom: ooms[0]?.request ?? null };
+      const driver = replay(stream, { ...options, statsOnly: true });
+      const { stats, ooms } = driver;
+      // Near the cap, the verdict is most address layouts' (as predict --fit's).
+      const v = options.capacity ? verdictUnderLayouts(stream, options, options.capacity, layouts, { all: true, driver }) : null;
+      const firstOom = ooms[0]?.request ?? null;
+      return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom, fits: v ? v.fits : firstOom === null, split: v ? isSplit(v) : false };
     });
     // The stream goes back to the key's own size (seeks and stacks read it).
     plan(settingsOf(key));
@@ -644,10 +649,18 @@ const api = {
     // A predicted run that runs out of memory: the largest size that would not.
     if (s.prediction && e.firstOom !== null) {
       const size = at.size ?? s.prediction.size;
-      const fix = smallerSizeFix(size, (other) => {
+      const { layouts } = s.prediction.last!;
+      const runAt = (other: number): ReplayResult => {
         const p = plan({ ...at, size: other });
         return replay(p.stream, { ...p.options, statsOnly: true });
-      });
+      };
+      // Judged as predict --fit judges a size: under most address layouts. A size that fits so (its
+      // notes say the layouts split) needs no smaller one.
+      const fits = (other: number): boolean => {
+        const p = plan({ ...at, size: other });
+        return p.options.capacity ? verdictUnderLayouts(p.stream, p.options, p.options.capacity, layouts).fits : runAt(other).ooms.length === 0;
+      };
+      const fix = fits(size) ? null : smallerSizeFix(size, runAt, fits);
       plan(at);
       if (fix) e.fixes = [...e.fixes, fix].sort((a, b) => compareRuns(a.result, b.result));
     }

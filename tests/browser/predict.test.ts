@@ -139,6 +139,13 @@ test('near the cap, where the address layouts split, the page says so as the CLI
   await expect.poll(() => page.locator('.notes').textContent(), { timeout: 60_000 }).toContain(
     "with its segments where the driver model puts them (the run shown) it runs out of memory; at the addresses of vit_b8.pickle.gz and vit_b16.pickle.gz it fits. Most of the 3 layouts tried fit",
   );
+  // On the chart 14 is ringed (the layouts split) and not shaded: it counts as fitting.
+  await page.waitForFunction(`document.querySelector('.prediction-chart')?.getAttribute('aria-busy') === 'false'`, undefined, { timeout: 60_000 });
+  const at14 = await page.locator('.prediction-chart circle[data-size="14"]').getAttribute('class');
+  expect(at14).toContain('prediction-split');
+  expect(at14).not.toContain('sweep-oom');
+  expect(await page.locator('.size-control .sweep-legend').textContent()).toContain('the address layouts split');
+  await page.locator('.size-control').screenshot({ path: `${shots}/prediction-layouts-split.png` });
   await page.waitForFunction(`document.querySelector('.prediction-fit')?.getAttribute('aria-busy') === 'false'`, undefined, { timeout: 60_000 });
   expect(await page.locator('.prediction-fit').textContent()).toContain(
     "14 with the defaults (it fits under 2 of the 3 address layouts tried, not the driver model's: where the CUDA driver puts the segments, which differs from run to run, decides it; 15 runs out of memory",

@@ -165,19 +165,22 @@ function keptSites(stream: RequestStream, categories: Categories, stacks: Alloca
 
 /**
  * For a predicted run that runs out of memory at `current` (a batch, a sequence length): the largest
- * smaller size whose predicted run has none, `runAt` replaying the run at a size under the same config
- * and cap. Null when even size 1 runs out.
+ * smaller size whose predicted run fits, `runAt` replaying the run at a size under the same config and
+ * cap, `fits` judging it (default: no OOM in that replay; a predicted run near a cap is judged under its
+ * address layouts). Null when even size 1 runs out.
  */
-export function smallerSizeFix(current: number, runAt: (size: number) => ReplayResult): Fix | null {
+export function smallerSizeFix(current: number, runAt: (size: number) => ReplayResult, fits = (size: number): boolean => runAt(size).ooms.length === 0): Fix | null {
   const top = Math.ceil(current) - 1;
   if (top < 1) return null;
-  const fit = largestFit((size) => runAt(size).ooms.length === 0, top, top);
+  const fit = largestFit(fits, top, top);
   if (fit.largest === null) return null;
   const r = runAt(fit.largest);
   return {
     kind: 'size',
     change: `size ${grouped(fit.largest)} instead of ${grouped(current)}: the largest whose predicted run fits`,
-    result: runFigures(r.stats, null),
-    outcome: `no OOM at size ${grouped(fit.largest)} (${fit.firstFailing !== null ? `${grouped(fit.firstFailing)} runs out of memory` : 'predicted'})`,
+    result: runFigures(r.stats, r.ooms[0]?.request ?? null),
+    outcome:
+      `${r.ooms.length === 0 ? 'no OOM' : 'no OOM under most address layouts'} at size ${grouped(fit.largest)} ` +
+      `(${fit.firstFailing !== null ? `${grouped(fit.firstFailing)} runs out of memory` : 'predicted'})`,
   };
 }
