@@ -156,7 +156,7 @@ export function mcpServer(): McpServer {
     'predict',
     {
       description:
-        'Predicts the program at another size (batch or sequence length) from its recordings at two sizes or more, as splitscope predict --json: the predicted run replayed (stats, OOMs, which cards it fits) at `at`, or with `fit` the largest size that fits the capacity under each config.',
+        'Predicts the program at another size (batch or sequence length) from its recordings at two sizes or more, as splitscope predict --json: the predicted run replayed (stats, OOMs, which cards it fits) at `at`, or with `fit` the largest size that fits the capacity under each config. Near the cap a size is judged under several address layouts, by most (where the CUDA driver puts the segments can decide it): `address_layouts`, and `largest_split` / `first_failing_split` where they split.',
       inputSchema: {
         recordings: z.array(z.object({ size: z.number().positive(), file })).min(2).describe('The same script recorded at two sizes or more, each with the size it ran at'),
         at: z.number().positive().optional().describe('The size to predict'),
