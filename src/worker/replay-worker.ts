@@ -513,8 +513,9 @@ const api = {
       const { stream, options } = plan({ ...settingsOf(key), size });
       const driver = replay(stream, { ...options, statsOnly: true });
       const { stats, ooms } = driver;
-      // Near the cap, the verdict is most address layouts' (as predict --fit's).
-      const v = options.capacity ? verdictUnderLayouts(stream, options, options.capacity, layouts, { all: true, driver }) : null;
+      // Near the cap, the verdict is most address layouts' (as predict --fit's; tried until most agree,
+      // so a split the first two do not show goes unringed).
+      const v = options.capacity ? verdictUnderLayouts(stream, options, options.capacity, layouts, { driver }) : null;
       const firstOom = ooms[0]?.request ?? null;
       return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom, fits: v ? v.fits : firstOom === null, split: v ? isSplit(v) : false };
     });
