@@ -11,6 +11,7 @@ cuDNN convolution's workspace), 3 training steps.
   python3 scripts/device/record-sizes.py bisect PROGRAM LO HI CAP  # one fit search, under PYTORCH_CUDA_ALLOC_CONF
   python3 scripts/device/record-sizes.py edges OUTDIR FIT CAPS [PAR] # phase 5 from FIT (a fit.json) and CAPS
   python3 scripts/device/record-sizes.py searches OUTDIR SEARCHES [PAR] # more fit searches: [{program, cap, lo, hi}]
+  python3 scripts/device/record-sizes.py repeats OUTDIR CASES N [PAR] # each case [{program, size, cap, conf}] run N times (no recording)
 
 Phases, one after another:
   1. sizes: three programs at six sizes each, under the default config, expandable_segments:True and
@@ -375,6 +376,24 @@ def more_searches(outdir, par, searches):
     json.dump(fit, open(os.path.join(outdir, 'more-fit.json'), 'w'), indent=0)
 
 
+def repeats(outdir, par, cases, n):
+    """Each case run `n` times in processes of their own, without recording: whether a size fits a cap is
+    the same run to run, or where the driver puts the segments (it differs from process to process)
+    decides it. Writes repeats.json: per case, each run's fits."""
+    os.makedirs(outdir, exist_ok=True)
+    jobs = [(['fits', c['program'], str(c['size']), str(c['cap'])], c.get('conf', '')) for c in cases for _ in range(n)]
+    outs = run_all(jobs, par)
+    rows = []
+    for k, c in enumerate(cases):
+        runs = []
+        for out in outs[k * n:(k + 1) * n]:
+            line = next((l for l in (out or '').splitlines() if l.startswith('{')), None)
+            runs.append(json.loads(line)['fits'] if line else None)
+        rows.append(dict(c, fits=runs))
+        print(json.dumps(rows[-1]), flush=True)
+    json.dump(rows, open(os.path.join(outdir, 'repeats.json'), 'w'), indent=0)
+
+
 def phase_edges(outdir, par, fit, caps):
     """Phase 5: per program and config, the largest size that fit the cap and the next one (which did
     not), recorded under it."""
@@ -398,6 +417,8 @@ if __name__ == '__main__':
         phase_sizes(sys.argv[2], int(sys.argv[3]) if len(sys.argv) > 3 else 6, caps)
     elif cmd == 'searches':
         more_searches(sys.argv[2], int(sys.argv[4]) if len(sys.argv) > 4 else 6, json.load(open(sys.argv[3])))
+    elif cmd == 'repeats':
+        repeats(sys.argv[2], int(sys.argv[5]) if len(sys.argv) > 5 else 6, json.load(open(sys.argv[3])), int(sys.argv[4]))
     elif cmd == 'edges':
         caps = {k: int(v) for k, v in json.load(open(sys.argv[4])).items()}
         phase_edges(sys.argv[2], int(sys.argv[5]) if len(sys.argv) > 5 else 6, json.load(open(sys.argv[3])), caps)
