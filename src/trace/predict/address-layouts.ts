@@ -39,7 +39,7 @@ export interface LayoutVerdict {
 const NEAR_CAP = 0.95;
 
 /** `stream` with `layout`'s segment addresses, to replay with addresses: 'recorded'. */
-export function withLayout(stream: RequestStream, layout: AddressLayout): RequestStream {
+function withLayout(stream: RequestStream, layout: AddressLayout): RequestStream {
   return { ...stream, recordedSegments: layout.segments, recordedMappings: layout.mappings };
 }
 
@@ -74,6 +74,10 @@ export function verdictUnderLayouts(
   }
   return { fits: far || tried.filter((t) => t.fits).length >= need, layouts: tried, of };
 }
+
+/** Whether `v` is all it can be: every layout tried, or the driver model's alone (far from the cap, or no
+ * other layout): asked again with `all`, it would say the same. */
+export const isSettled = (v: LayoutVerdict): boolean => v.layouts.length === v.of || v.layouts.length === 1;
 
 /** Whether the layouts tried disagree. */
 export const isSplit = (v: LayoutVerdict): boolean => v.layouts.some((l) => l.fits) && v.layouts.some((l) => !l.fits);

@@ -14,7 +14,7 @@ import type { ReplayOptions } from '../replay/replay';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { editStream } from '../stream/stream-edit';
 import { smallestCap, smallestCapText } from '../sweep/memory-needed';
-import { isSplit, splitText, verdictUnderLayouts, type AddressLayout, type LayoutVerdict } from './address-layouts';
+import { isSettled, isSplit, splitText, verdictUnderLayouts, type AddressLayout, type LayoutVerdict } from './address-layouts';
 import { largestFit, type LargestFit } from './largest-fit';
 
 export interface SizeFit extends LargestFit {
@@ -39,10 +39,17 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
       const { stream, options, layouts } = runAt(size, config);
       return verdictUnderLayouts(edit(stream), { ...options, config }, capacity, layouts, { all });
     };
-    const fit = largestFit((size) => verdictAt(size).fits, start, limit);
+    // Each size's verdict, kept: the edge sizes' are asked again with every layout, and most are settled.
+    const judged = new Map<number, LayoutVerdict>();
+    const fit = largestFit((size) => {
+      const v = verdictAt(size);
+      judged.set(size, v);
+      return v.fits;
+    }, start, limit);
     const splitAt = (size: number | null): LayoutVerdict | null => {
       if (size === null) return null;
-      const v = verdictAt(size, true);
+      const known = judged.get(size);
+      const v = known && isSettled(known) ? known : verdictAt(size, true);
       return isSplit(v) ? v : null;
     };
     let firstFailingNeeds: number | null = null;
