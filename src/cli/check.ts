@@ -1,7 +1,6 @@
 // splitscope check BASELINE NEW [limits] [--conf C] [--capacity X] [--json] [--junit FILE] [--markdown FILE]:
 // a memory regression gate for CI (trace/check). Exits 1 when a limit is broken, saying which; with
 // GITHUB_ACTIONS set, each broken limit is also an ::error:: annotation.
-import { writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Capacity } from '../allocator/capacity';
 import { ConfigError } from '../allocator/config-error';
@@ -10,6 +9,7 @@ import { parseCategoryLimit, parseGrowth, type Limit } from '../trace/check/chec
 import { checkAnnotations, checkJson, checkJunit, checkMarkdown, checkText } from '../trace/check/check-report';
 import type { SnapshotForReplay } from '../trace/snapshot/snapshot-file';
 import { UsageError } from './cli-format';
+import { checkOutput, writeOutput } from './output-file';
 
 export interface CheckCliOptions {
   conf?: string;
@@ -35,16 +35,22 @@ export async function checkCommand(files: readonly string[], options: CheckCliOp
     throw e instanceof ConfigError ? new UsageError(e.message) : e;
   }
   if (options['no-new-oom']) limits.push({ figure: 'no_new_oom' });
+  // CI artifacts, made anew each run: replaced, but never an input, and a path that cannot be written
+  // is said before the replays, not after them.
+  const output = { overwrite: true, inputs: files };
+  for (const path of [options.junit, options.markdown]) if (path !== undefined) checkOutput(path, output);
   const [a, b] = await Promise.all(files.map(async (file) => ({ file, ...(await load(file, true)) })));
   const recording = (r: typeof a) => ({ name: basename(r!.file), snapshot: r!.snapshot, ...(r!.traces[0] ? { trace: r!.traces[0] } : {}) });
   const result = checkRecordings(recording(a), recording(b), limits, {
     ...(options.conf !== undefined ? { conf: options.conf } : {}),
     ...(options.capacity !== undefined ? { capacity: options.capacity } : {}),
   });
-  if (options.junit) writeFileSync(options.junit, checkJunit(result));
-  if (options.markdown) writeFileSync(options.markdown, checkMarkdown(result));
+  if (options.junit !== undefined) writeOutput(options.junit, checkJunit(result), output);
+  if (options.markdown !== undefined) writeOutput(options.markdown, checkMarkdown(result), output);
   if (options.json) console.log(JSON.stringify(checkJson(result)));
   else console.log(checkText(result));
-  if (process.env['GITHUB_ACTIONS'] === 'true') for (const line of checkAnnotations(result)) console.log(line);
+  // With --json, stdout is one JSON object (jq, json.load): the annotations go to stderr, which the
+  // Actions runner reads for workflow commands as it reads stdout.
+  if (process.env['GITHUB_ACTIONS'] === 'true') for (const line of checkAnnotations(result)) (options.json ? console.error : console.log)(line);
   return result.passed ? 0 : 1;
 }

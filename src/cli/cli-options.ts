@@ -32,6 +32,13 @@ export const OPTIONS = {
   device: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
+  'allow-remote': { type: 'boolean', default: false },
+  // Replace an --out file that exists (report, replay, predict).
+  force: { type: 'boolean', default: false },
+  // mcp's.
+  'out-dir': { type: 'string' },
+  'call-timeout': { type: 'string' },
+  help: { type: 'boolean', short: 'h', default: false },
 } as const satisfies NonNullable<ParseArgsConfig['options']>;
 
 /** A size's unit given as a word of its own after --capacity's number ("--capacity 6 GB"). */

@@ -23,7 +23,7 @@ export async function explainCommand(
   const { explanation, notes, conf, capacity, json } = explainAnswer(await load(file, true), options);
   if (options.json) {
     for (const note of notes) console.error(noteLine(note));
-    console.log(JSON.stringify(json));
+    console.log(JSON.stringify({ ...json, notes }));
     return 0;
   }
   for (const note of notes) console.log(noteLine(note));
@@ -51,7 +51,9 @@ export function explainAnswer({ snapshot, traces }: SnapshotForReplay, options: 
   });
   const conf = configToString(plan.config);
   const capacity = plan.capacity?.bytes ?? null;
-  return { explanation, notes: plan.notes, conf, capacity, json: explainJson(explanation, conf, capacity) };
+  // The replay's own warnings (a free of an address no segment held) beside the plan's notes.
+  const notes = [...new Set([...plan.notes, ...explanation.problems.map((p) => `Inconsistent trace: ${p}`)])];
+  return { explanation, notes, conf, capacity, json: explainJson(explanation, conf, capacity) };
 }
 
 function explainJson(e: Explanation, conf: string, capacity: number | null) {

@@ -51,7 +51,13 @@ export function inflatingStream(gz: Uint8Array): SnapshotByteStream {
     },
     claimedSize: async () => gzipClaimedSize(gz),
     read: () => z.bytesWritten / gz.length,
-    cancel: () => void z.destroy(),
+    cancel: () => {
+      // A read waiting now, or asked for later, ends instead of waiting on an inflater that is gone.
+      ended = true;
+      ready.length = 0;
+      z.destroy();
+      woken();
+    },
     whole: async () => gz,
   };
 }

@@ -1,5 +1,4 @@
 // splitscope replay|sweep|stats: the allocator model over a PyTorch memory snapshot, from the shell.
-import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import type { Capacity } from '../allocator/capacity';
 import { configToString, sameDecisions } from '../allocator/config';
@@ -18,92 +17,53 @@ import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } f
 import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { COMMANDS, OPTIONS } from './cli-options';
+import { commandHelp, overallHelp, USAGES } from './cli-usage';
 import { capacityOption, categoriesJson, noteLine, oomsOf, caughtOomsOf, printReplay, statsTable, UsageError } from './cli-format';
 import { categorySentence } from '../trace/categories/categories';
 import { predictCommand } from './predict';
 import { decodeSideBySide, recordingWorker } from './recording-worker';
 import { readBytes } from './read-file';
+import { checkOutput, writeOutput } from './output-file';
 import { writeReport } from './report';
 import { explainCommand } from './explain';
 import { checkCommand } from './check';
 import { batchCommand, batchSummaryCommand, batchWorker } from './batch';
-import { workerData } from 'node:worker_threads';
+import { isMainThread, workerData } from 'node:worker_threads';
 import type { EarlyRead } from './early-read';
 import { nodeGunzip } from './node-gunzip';
-import { serveOpen } from './open-server';
+import { isLoopback, serveOpen } from './open-server';
 import { basename } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const USAGE = `usage:
-  splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated]
-                         [--device N] [--empty-cache-at N,...] [--reset-peak-at N,...] [--until N] [--out OUT.json|OUT.pickle] [--json]
-  splitscope sweep FILE --max-split 20,64,128,...,none [--capacity SIZE] [--json]
-  splitscope sweep FILE --param roundup_power2_divisions|garbage_collection_threshold --values V,...
-                        [--conf STRING] [--capacity SIZE] [--json]
-  splitscope report FILE [-o OUT.html] [--conf STRING]
-                        writes one self-contained HTML file, the page and the snapshot inside, that
-                        opens offline from disk with every view working (for a bug report)
-  splitscope open FILE [--port N] [--host ADDRESS]
-                        serves the page on loopback with FILE loaded and prints its URL (the file
-                        stays on this machine; needs the built page: npm run build)
-  splitscope predict SIZE:FILE SIZE:FILE [...] --at SIZE [--conf STRING] [--capacity SIZE] [--out OUT] [--json]
-  splitscope predict SIZE:FILE SIZE:FILE [...] --fit --capacity SIZE [--conf STRING]... [--json]
-                        the program at another size (a batch, a sequence length) from its recordings at two
-                        sizes or more (the same script, a few steps each): its predicted run, replayed, how
-                        well the sizes were fitted, and the memory it needs (the smallest cap, which cards);
-                        or the largest size whose predicted run fits the cap, under each --conf given
-                        (default: the recorded config, and it with expandable_segments:True)
-  splitscope explain FILE [--conf STRING] [--capacity SIZE] [--json]
-                        the story of the run's OOM (or its peak): what the memory was (parameters,
-                        gradients, optimizer state, activations, temporaries, input), what was reserved
-                        but unallocated and where, the steps and what grew over them, and the fixes worth
-                        trying (settings, empty_cache(), a site freed earlier), each replayed
-  splitscope check BASELINE NEW [--max-peak-reserved +5%] [--max-peak-allocated +3%] [--category activation:+10%]...
-                        [--no-new-oom] [--conf STRING] [--capacity SIZE] [--json] [--junit FILE] [--markdown FILE]
-                        a memory regression gate: the same job before and after a change, replayed under
-                        one config and cap, what grew, and exit 1 when a limit is broken (GitHub Actions
-                        annotations when GITHUB_ACTIONS is set)
-  splitscope batch INPUTS... [--conf STRING]... --out results.jsonl [--workers N] [--shard I/N] [--capacity SIZE]
-                        a fleet's snapshots (files or folders) under each config, in worker threads, a JSON
-                        row per file and config; resumes where a killed run stopped; --shard for a cluster
-  splitscope batch-summary results.jsonl... [--json]
-                        which config would have saved how many of the OOMs, and which are not fragmentation
-  splitscope mcp        serves the Model Context Protocol on stdin/stdout for agents: the tools summarize,
-                        replay, sweep, explain, compare, predict and report, each taking file paths
-  splitscope stats FILE [--device N] [--conf STRING] [--capacity SIZE] [--json]
-                        the final state: what python -m torch.cuda._memory_viz stats prints, segments
-                        by pool and stream, free blocks by size, and the replay's memory_stats()
-
-FILE is a torch.cuda.memory._dump_snapshot pickle (.pickle, .pickle.gz) or the same structure as JSON.
---conf      a whole PYTORCH_CUDA_ALLOC_CONF string replacing the recorded one (default: the recorded config)
---capacity  a memory cap as set_per_process_memory_fraction sets it: bytes, or e.g. 6GiB, 80GB, or none
-            (default: the cap a recorded OOM shows, else none)
---addresses where segments land: as recorded, or placed by the driver model
-            (default: recorded when the config is the recorded one, else simulated)
---device    which GPU's trace to replay, in a snapshot of several (default: 0)
---empty-cache-at  run torch.cuda.empty_cache() after these request indices
---reset-peak-at   run torch.cuda.reset_peak_memory_stats() after these request indices
---until     stop after this request index (0-based): the stats are those at that moment`;
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   if (!command || command === '--help' || command === '-h' || command === 'help') {
-    console.log(USAGE);
+    if (command === 'help' && rest[0] && isCommand(rest[0])) console.log(commandHelp(rest[0]));
+    else (command ? console.log : console.error)(overallHelp());
     return command ? 0 : 2;
   }
   if (command === 'batch-worker') return batchWorker(workerData);
+  if (command === 'mcp-worker') return (await import('./mcp-worker')).mcpWorker();
   if (command === 'recording-worker') return recordingWorker();
-  if (!(COMMANDS as readonly string[]).includes(command)) throw new UsageError(`unknown command '${command}'`);
+  if (!isCommand(command)) throw new UsageError(`unknown command '${command}' (the commands: ${COMMANDS.join(', ')})`);
+  // --help before anything else is read: a command's own usage, whatever else the line holds.
+  const dashes = rest.indexOf('--');
+  if ((dashes < 0 ? rest : rest.slice(0, dashes)).some((a) => a === '--help' || a === '-h')) {
+    console.log(commandHelp(command));
+    return 0;
+  }
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
     options: OPTIONS,
   });
+  refuseOthers(command, rest);
   if (command === 'predict') return predictCommand(positionals, values, (files) => decodeSideBySide(files, (file) => loadForReplay(file, true)));
   if (command === 'batch') return batchCommand(positionals, values);
   if (command === 'batch-summary') return batchSummaryCommand(positionals, values.json ?? false);
   // Loaded only here: the SDK is most of its chunk.
-  if (command === 'mcp') return (await import('./mcp')).serveMcp();
+  if (command === 'mcp') return (await import('./mcp')).serveMcp({ ...(values['out-dir'] !== undefined ? { outDir: values['out-dir'] } : {}), ...(values['call-timeout'] !== undefined ? { callTimeout: values['call-timeout'] } : {}) });
   if ((values.conf?.length ?? 0) > 1) throw new UsageError(`${command} takes one --conf (several only with predict --fit and batch)`);
   const conf = values.conf?.[0];
   if (command === 'check') {
@@ -126,6 +86,7 @@ async function main(argv: string[]): Promise<number> {
     if (run.stream.length === 0) return nothingToSweep(file);
     const base = conf !== undefined ? parseAllocConf(conf).config : run.recorded;
     const rows = sweepParam(run.stream, base, run.recorded, param, settings, run.capacity);
+    printNotes(run.notes, values.json ?? false);
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows, ['config', (r) => r.conf || '(defaults)']));
     if (!values.json) sweepCaveat(run.stream);
     return 0;
@@ -135,17 +96,18 @@ async function main(argv: string[]): Promise<number> {
     const settings = parseMaxSplitList(values['max-split']);
     const { snapshot, traces } = await loadForReplay(file);
     if (!traces.some((t) => t.length > 0)) return nothingToSweep(file);
-    const { stream } = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(traces[0] ? { trace: traces[0] } : {}) });
+    const { stream, notes } = replaySnapshot(snapshot, { statsOnly: true, until: -1, ...(traces[0] ? { trace: traces[0] } : {}) });
     const rows = sweepMaxSplit(snapshot, settings, { stream, ...(capacity !== undefined ? { capacity } : {}) });
+    printNotes(notes, values.json ?? false);
     console.log(values.json ? JSON.stringify(rows, null, 1) : sweepTable(rows));
     if (!values.json) sweepCaveat(stream);
     return 0;
   }
   if (command === 'stats') return stats(file, values.device, conf, capacity, values.json ?? false);
   if (command === 'explain') return explainCommand(file, { ...(conf !== undefined ? { conf } : {}), capacity, json: values.json ?? false }, loadForReplay);
-  if (command === 'open') return open(file, values.port, values.host);
+  if (command === 'open') return open(file, values.port, values.host, values['allow-remote'] ?? false);
   if (command === 'report') {
-    const { target, bytes } = writeReport(file, values.out, conf);
+    const { target, bytes } = writeReport(file, values.out, conf, { force: values.force ?? false });
     console.log(`wrote ${target} (${formatSize(bytes)}): open it in Chrome, from disk; it needs no server or network`);
     return 0;
   }
@@ -162,6 +124,8 @@ async function main(argv: string[]): Promise<number> {
   const d = deviceIndex(values.device);
   const until = values.until?.trim();
   if (until !== undefined && !/^\d+$/.test(until)) throw new UsageError(`--until takes a request index, not '${values.until}'`);
+  const output = values.out !== undefined ? { overwrite: values.force ?? false, inputs: [file] } : null;
+  if (output) checkOutput(values.out!, output);
   // The stack frames: for --out, and for the categories of memory (trace/categories).
   const { snapshot, traces } = await loadForReplay(file, true);
   requireDevice(file, { snapshot, traces }, d);
@@ -177,16 +141,19 @@ async function main(argv: string[]): Promise<number> {
     device: d,
   });
   const { result } = run;
+  if (until !== undefined && Number(until) >= run.stream.length) {
+    throw new UsageError(`--until ${until} is past the end: ${file} has ${run.stream.length} requests (0 to ${run.stream.length - 1})`);
+  }
   if (values.out) {
     const format = /\.json$/i.test(values.out) ? 'json' : 'pickle';
     const details = traces[d]?.details;
     const exported = exportSnapshot(result, run.stream, { config: run.config, device: d, ...(details ? { sourceDetails: details } : {}) });
-    writeFileSync(values.out, encodeSnapshotFile(exported, format));
+    writeOutput(values.out, encodeSnapshotFile(exported, format), output!);
   }
   const categories = categoriesJson(run.stream, traces[d]?.details, result);
   if (values.json) {
     for (const note of run.notes) console.error(noteLine(note));
-    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), categories: categories.json }));
+    console.log(JSON.stringify({ stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), categories: categories.json, notes: run.notes }));
     return 0;
   }
   console.log(`config:    ${configToString(run.config) || '(defaults)'}${sameDecisions(run.config, run.recorded) ? ' (as recorded)' : ''}`);
@@ -199,6 +166,20 @@ async function main(argv: string[]): Promise<number> {
   console.log(`at the peak of live memory (request ${totals.peakRequest}): ${categorySentence(totals.atPeak)} (splitscope explain says more)`);
   if (values.out) console.log(`wrote ${values.out}`);
   return 0;
+}
+
+const isCommand = (name: string): name is (typeof COMMANDS)[number] => (COMMANDS as readonly string[]).includes(name);
+
+/** An option that another command takes would be ignored here: refused by name, as parseArgs refuses unknown ones. */
+function refuseOthers(command: (typeof COMMANDS)[number], args: readonly string[]): void {
+  const own = new Set<string>(USAGES[command].options);
+  const dashes = args.indexOf('--');
+  for (const arg of dashes < 0 ? args : args.slice(0, dashes)) {
+    const name = arg === '-o' ? 'out' : /^--([^=]+)/.exec(arg)?.[1];
+    if (name !== undefined && name in OPTIONS && !own.has(name)) {
+      throw new UsageError(`${command} does not take --${name} (its options: ${USAGES[command].options.map((o) => `--${o}`).join(', ')})`);
+    }
+  }
 }
 
 /** --device's index (0 when not given); a usage error for anything but a whole number. */
@@ -225,7 +206,8 @@ async function stats(file: string, deviceArg: string | undefined, conf: string |
   const f = fragmentation(run.result.allocator);
   if (json) {
     const categories = categoriesJson(run.stream, traces[d]?.details, run.result).json;
-    console.log(JSON.stringify({ segsum: segmentSummary(snapshot), pools, freeBlocks: free, fragmentation: f, stats: run.result.stats, categories }));
+    for (const note of run.notes) console.error(noteLine(note));
+    console.log(JSON.stringify(statsJson({ segsum: segmentSummary(snapshot), pools, free_blocks: free, fragmentation: f, stats: run.result.stats, categories, notes: run.notes })));
     return 0;
   }
   console.log(segmentSummary(snapshot));
@@ -259,22 +241,29 @@ async function stats(file: string, deviceArg: string | undefined, conf: string |
 /** splitscope report: the self-contained page with FILE inside (gzip-compressed, base64), under --conf. */
 
 /** splitscope open: serves the page with FILE beside it until interrupted. */
-async function open(file: string, portArg: string | undefined, hostArg: string | undefined): Promise<number> {
+async function open(file: string, portArg: string | undefined, hostArg: string | undefined, allowRemote: boolean): Promise<number> {
   const port = portArg?.trim() ?? '0';
   if (!/^\d+$/.test(port) || Number(port) > 65535) throw new UsageError(`--port takes a port number, not '${portArg}'`);
+  const host = hostArg?.trim() || '127.0.0.1';
+  const local = isLoopback(host);
+  if (!local && !allowRemote) {
+    throw new UsageError(`--host ${host} would let other machines read ${file}: add --allow-remote to serve beyond this machine, or leave --host out (loopback)`);
+  }
   const bytes = readBytes(file);
   // Refused here as the page would refuse it, before a browser is pointed at it.
   decodeSnapshotForReplay(bytes, { gunzip: nodeGunzip });
   const dist = fileURLToPath(new URL('../../dist/', import.meta.url));
   let server;
   try {
-    server = await serveOpen(dist, basename(file), bytes, hostArg?.trim() || '127.0.0.1', Number(port));
+    server = await serveOpen(dist, basename(file), bytes, host, Number(port));
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    throw new UsageError(code === 'EADDRINUSE' ? `port ${port} is in use: pick another with --port` : (e as Error).message);
+    throw new UsageError(
+      code === 'EADDRINUSE' ? `port ${port} is in use: pick another with --port` : code === 'EADDRNOTAVAIL' ? `--host ${host} is not an address of this machine` : (e as Error).message,
+    );
   }
   console.log(`splitscope: ${file} is open at ${server.url}`);
-  console.log('(served from this machine only; Ctrl+C stops it)');
+  console.log(local ? '(served from this machine only; Ctrl+C stops it)' : `(served on ${host}: other machines that reach this one can read ${file}; Ctrl+C stops it)`);
   return new Promise<number>(() => {});
 }
 
@@ -295,6 +284,22 @@ function requireDevice(file: string, { snapshot, traces }: SnapshotForReplay, d:
 function sweepCaveat(stream: RequestStream): void {
   const caveat = coverageCaveat(coverageOf(stream));
   if (caveat) console.log(`note: ${caveat}`);
+}
+
+/** A sweep's notes: before its table, or on stderr beside --json's rows (stdout stays one JSON value). */
+function printNotes(notes: readonly string[], json: boolean): void {
+  for (const note of notes) (json ? console.error : console.log)(noteLine(note));
+}
+
+/** stats --json's object, its keys snake_case all the way down (the pools' and free blocks' rows were camelCase). */
+function statsJson(value: Record<string, unknown>): unknown {
+  const snake = (v: unknown): unknown =>
+    Array.isArray(v)
+      ? v.map(snake)
+      : v && typeof v === 'object'
+        ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k.includes('.') ? k : k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snake(x)]))
+        : v;
+  return snake(value);
 }
 
 /** A snapshot without allocation history has one moment and no requests: a sweep has nothing to vary. */
@@ -341,8 +346,10 @@ function failed(e: unknown): void {
     console.error(`splitscope: ${e.message}\nRun 'splitscope --help' for usage.`);
     process.exitCode = 2;
   } else if (e instanceof ImportError || e instanceof ConfigError) {
+    // An input that cannot be read or a setting PyTorch refuses: the user's to fix, as a usage error
+    // is (exit 1 is check's "a limit broken", which a CI reads as a regression).
     console.error(`splitscope: ${e.message}`);
-    process.exitCode = 1;
+    process.exitCode = 2;
   } else {
     console.error(`splitscope: internal error: ${(e as Error).message}`);
     process.exitCode = 70;
@@ -354,12 +361,21 @@ export function runCli(argv: string[], read: EarlyRead[]): void {
   early = read;
   // A read that was not taken (a mistake on the command line, say) stops inflating.
   const untaken = (): void => early.forEach((r) => r.inflating?.cancel());
+  let settled = false;
+  // Nothing left to run while the command has not answered: a wait that can never end. Said, never a
+  // silent exit 0.
+  // (A worker thread's command answers its parent, not this.)
+  if (isMainThread) process.once('beforeExit', () => {
+    if (!settled) failed(new Error(`${argv[0]} stopped before it finished (a read that never completed)`));
+  });
   main(argv).then(
     (code) => {
+      settled = true;
       untaken();
       process.exitCode = code;
     },
     (e) => {
+      settled = true;
       untaken();
       failed(e);
     },

@@ -1,10 +1,10 @@
 // splitscope predict SIZE:FILE SIZE:FILE [...] --at SIZE | --fit: the program's run at another size, from
 // its recordings at two sizes or more (trace/predict), replayed like any recording: what `replay` prints
 // for it, and how well the sizes were fitted; or the largest size whose predicted run fits under a cap.
-import { writeFileSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Capacity } from '../allocator/capacity';
-import { configToString, type AllocatorConfig } from '../allocator/config';
+import { configToString, sameDecisions, type AllocatorConfig } from '../allocator/config';
 import { parseAllocConf } from '../allocator/config-parser';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
@@ -20,6 +20,10 @@ import { encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
 import { recordedConfig } from '../trace/snapshot/recorded-config';
 import { capacityOption, noteLine, oomsOf, caughtOomsOf, printReplay, UsageError } from './cli-format';
 import type { PlannedRecording } from './recording-worker';
+import { checkOutput, writeOutput } from './output-file';
+import { coverageOf } from '../trace/replay/coverage';
+import { MAX_RECORDABLE_BYTES } from '../trace/snapshot/snapshot';
+import { RequestKind } from '../trace/stream/request-stream';
 
 export interface PredictOptions {
   at?: string;
@@ -29,6 +33,8 @@ export interface PredictOptions {
   capacity?: string;
   json?: boolean;
   out?: string;
+  /** Replace --out if it exists. */
+  force?: boolean;
 }
 
 /** The largest size --fit tries, as a multiple of the largest recorded. */
@@ -90,11 +96,15 @@ export async function predictAnswer(
   const capacity = capacityOption(options.capacity) ?? null;
   if (options.fit && !capacity) throw new UsageError('--fit needs --capacity: the memory the run must fit in (e.g. 80GB, or the H200: 150109880320)');
   const target = options.at !== undefined ? Number(options.at) : NaN;
-  if (options.at !== undefined && !(target > 0)) throw new UsageError(`--at takes a size above 0, not '${options.at}'`);
+  if (options.at !== undefined && !(target > 0 && Number.isFinite(target))) throw new UsageError(`--at takes a size above 0, not '${options.at}'`);
+  distinctRecordings(inputs);
+  const output = options.out !== undefined ? { overwrite: options.force ?? false, inputs: inputs.map((i) => i.file) } : null;
+  if (output) checkOutput(options.out!, output);
 
   const planned = await load(inputs.map((i) => i.file));
+  const recorded = oneConfig(inputs, planned);
+  finishedRuns(inputs, planned);
   const recordings: SizedRecording[] = inputs.map(({ size, file }, k) => ({ name: basename(file), size, stream: planned[k]!.stream, stacks: stacksOfKeys(planned[k]!.stacks) }));
-  const recorded = recordedConfig(planned[0]!.settings).config;
   const predictor = new SizePredictor(recordings);
   if (!options.fit && (options.conf?.length ?? 0) > 1) throw new UsageError('predict --at takes one --conf (several only with --fit)');
   // The recordings' own config (the first one's), unless others are asked for; --fit sets it beside
@@ -128,9 +138,10 @@ export async function predictAnswer(
   }
 
   const prediction = predictor.at(target);
+  deviceSized(prediction, options.at!);
   const keepEvents = options.out !== undefined;
   const result = replay(prediction.stream, { config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...(keepEvents ? { keepEvents: true } : { statsOnly: true }) });
-  if (options.out) writeFileSync(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'));
+  if (options.out) writeOutput(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'), output!);
   // Under a cap, the run is judged under the recordings' address layouts too: where they split, a note says so.
   const layouts = capacity ? verdictUnderLayouts(prediction.stream, { config, addresses: 'simulated' }, capacity, prediction.layouts, { all: true, driver: result }) : null;
   const layoutSplit = layouts ? layoutNote(layouts) : null;
@@ -151,6 +162,56 @@ export async function predictAnswer(
     cudnn_workspaces: prediction.cudnnWorkspaces,
   };
   return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), address_layouts: layouts, prediction: quality, needs: need } };
+}
+
+/** A predicted run that asks for more in one request than any GPU holds (a size far past the recordings)
+ * is refused, not replayed: no device could run it, and its segments would only cost time and memory. */
+function deviceSized(p: Prediction, at: string): void {
+  const { stream } = p;
+  let largest = 0;
+  for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc && stream.size[i]! > largest) largest = stream.size[i]!;
+  if (largest > MAX_RECORDABLE_BYTES) {
+    throw new UsageError(
+      `at size ${at} the program would ask for ${formatSize(largest)} in one request, more than any GPU holds (${formatSize(MAX_RECORDABLE_BYTES)}): predict a size nearer its recordings (${p.skeleton.name} ran at ${grouped(p.skeleton.size)})`,
+    );
+  }
+}
+
+/** One recording per size, each file once: the same file twice, or two at one size, fits nothing. */
+function distinctRecordings(inputs: readonly { size: number; file: string }[]): void {
+  const where = (file: string): string => {
+    try {
+      return realpathSync(file);
+    } catch {
+      return file; // named when it is read
+    }
+  };
+  inputs.forEach((a, i) =>
+    inputs.slice(0, i).forEach((b) => {
+      if (where(a.file) === where(b.file)) throw new UsageError(`predict was given one file twice (${b.size}:${b.file} and ${a.size}:${a.file}): it needs recordings at two sizes or more`);
+      if (a.size === b.size) throw new UsageError(`predict was given two recordings at size ${a.size} (${b.file} and ${a.file}): it needs recordings at two sizes or more`);
+    }),
+  );
+}
+
+/** The recordings' one config: recordings made under different ones are refused, each config said. */
+function oneConfig(inputs: readonly { size: number; file: string }[], planned: readonly PlannedRecording[]): AllocatorConfig {
+  const configs = planned.map((p) => recordedConfig(p.settings).config);
+  if (configs.every((c) => sameDecisions(c, configs[0]!))) return configs[0]!;
+  const each = inputs.map((r, k) => `${r.file} under ${configToString(configs[k]!) || '(defaults)'}`).join(', ');
+  throw new UsageError(`predict's recordings were made under different PYTORCH_CUDA_ALLOC_CONF settings (${each}): record every size under one config (--conf then predicts under any other)`);
+}
+
+/** A recording that ends at its OOM lacks the rest of its run: named, not aligned as if it were whole. */
+function finishedRuns(inputs: readonly { size: number; file: string }[], planned: readonly PlannedRecording[]): void {
+  planned.forEach((p, k) => {
+    const oom = coverageOf(p.stream).endsAtOom;
+    if (oom !== null) {
+      throw new UsageError(
+        `${inputs[k]!.file} ends at its OOM at request ${grouped(oom)}: the rest of that run was never recorded. Record a run that finishes (a smaller size, or without the memory cap), or leave this size out`,
+      );
+    }
+  });
 }
 
 /** How the prediction was made and how far to trust it: never more precision than the fit has. */

@@ -221,7 +221,7 @@ describe('inconsistent snapshots say what is wrong and where', () => {
   // tests/fixtures/bad/: real pickles edited by scripts/make-bad-inputs.py, read as PyTorch's files are (the fast path).
   test('a real pickle with an alloc of negative size is refused by the CLI, naming the entry', () => {
     const r = cli('replay', 'tests/fixtures/bad/negative-alloc-size.pickle.gz');
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(2);
     expect(r.err).toMatch(/device_traces\[0\]\[1\]\.size should be an address or size of 0 or more, got number -4096/);
   });
 

@@ -61,6 +61,9 @@ export class DriverPlacement implements DevicePlacement {
   private readonly gaps = new MaxTree();
   /** Live chunks by the 32 MiB units they cover, each unit's in creation order: where occupy() looks. */
   private readonly byUnit = new Map<number, Chunk[]>();
+  /** Chunks of more than HUGE_UNITS units, apart: a predicted run far past its recordings asks for
+   * terabytes, and a map entry per 32 MiB of each would be millions (V8's maps stop at 2^24). */
+  private readonly huge: Chunk[] = [];
   private readonly owner = new Map<number, Chunk>();
   /** Free ranges left by released chunks, sorted and merged: parallel arrays of [lo, hi). */
   private readonly freeLo: number[] = [];
@@ -124,10 +127,13 @@ export class DriverPlacement implements DevicePlacement {
     this.chunks[chunk.slot] = null;
     this.gaps.set(chunk.slot, -Infinity);
     this.live--;
-    for (const unit of unitsOf(chunk)) {
-      const list = this.byUnit.get(unit)!;
-      list.splice(list.indexOf(chunk), 1);
-      if (list.length === 0) this.byUnit.delete(unit);
+    if (isHuge(chunk)) this.huge.splice(this.huge.indexOf(chunk), 1);
+    else {
+      for (const unit of unitsOf(chunk)) {
+        const list = this.byUnit.get(unit)!;
+        list.splice(list.indexOf(chunk), 1);
+        if (list.length === 0) this.byUnit.delete(unit);
+      }
     }
     if (this.chunks.length > 64 && this.live * 2 < this.chunks.length) this.compact();
     this.giveFree(chunk.start, chunk.end);
@@ -144,11 +150,13 @@ export class DriverPlacement implements DevicePlacement {
   occupy(addr: number, size: number): void {
     // Only a chunk covering addr's unit can hold the range (chunks overlap only where occupy() made one
     // over a taken range).
-    for (const chunk of this.byUnit.get(Math.floor(addr / CHUNK)) ?? []) {
-      if (chunk.start <= addr && addr + size <= chunk.end && isFree(chunk, addr, addr + size)) {
-        this.insert(chunk, addr, addr + size, true);
-        this.owner.set(addr, chunk);
-        return;
+    for (const list of [this.byUnit.get(Math.floor(addr / CHUNK)), this.huge]) {
+      for (const chunk of list ?? []) {
+        if (chunk.start <= addr && addr + size <= chunk.end && isFree(chunk, addr, addr + size)) {
+          this.insert(chunk, addr, addr + size, true);
+          this.owner.set(addr, chunk);
+          return;
+        }
       }
     }
     const start = alignDown(addr, CHUNK);
@@ -175,10 +183,13 @@ export class DriverPlacement implements DevicePlacement {
     this.chunks.push(chunk);
     this.live++;
     this.gaps.set(chunk.slot, end - start);
-    for (const unit of unitsOf(chunk)) {
-      const list = this.byUnit.get(unit);
-      if (list) list.push(chunk);
-      else this.byUnit.set(unit, [chunk]);
+    if (isHuge(chunk)) this.huge.push(chunk);
+    else {
+      for (const unit of unitsOf(chunk)) {
+        const list = this.byUnit.get(unit);
+        if (list) list.push(chunk);
+        else this.byUnit.set(unit, [chunk]);
+      }
     }
     return chunk;
   }
@@ -241,6 +252,10 @@ export class DriverPlacement implements DevicePlacement {
 }
 
 /** The 32 MiB units a chunk covers. */
+/** 32 GiB: a chunk larger than this is kept out of byUnit. */
+const HUGE_UNITS = 1024;
+const isHuge = (chunk: Chunk): boolean => chunk.end - chunk.start > HUGE_UNITS * CHUNK;
+
 function* unitsOf(chunk: Chunk): Generator<number> {
   for (let unit = Math.floor(chunk.start / CHUNK); unit * CHUNK < chunk.end; unit++) yield unit;
 }

@@ -19,6 +19,8 @@ export function parseGrowth(text: string, option: string): Growth {
   const t = text.trim().replace(/^\+/, '');
   const percent = /^(\d+(?:\.\d+)?)\s*%$/.exec(t);
   if (percent) return { kind: 'percent', value: Number(percent[1]) };
+  // "5" would be 5 bytes, which nobody means: a share or a size says its unit.
+  if (/^\d+(\.\d+)?$/.test(t)) throw new ConfigError(`${option} takes the growth allowed with its unit, a share or a size (e.g. +5% or +512MiB), not '${text}'`);
   try {
     return { kind: 'bytes', value: parseByteSize(t) };
   } catch {

@@ -8,6 +8,9 @@ import type { CheckResult, RunSummary } from './check';
 
 const signed = (bytes: number): string => (bytes === 0 ? '0 B' : `${bytes > 0 ? '+' : '−'}${formatSize(Math.abs(bytes))}`);
 const change = (a: number, b: number): string => `${signed(b - a)}${a > 0 ? ` (${b >= a ? '+' : ''}${(((b - a) / a) * 100).toFixed(1)}%)` : ''}`;
+/** A note that says the file contradicts itself: a warning wherever the result goes. */
+const INCONSISTENT = (note: string): boolean => note.startsWith('Inconsistent trace:');
+
 const oomText = (r: RunSummary): string => (r.firstOom === null ? 'none' : `request ${grouped(r.firstOom)}`);
 
 /** The figures side by side: [name, baseline, new, change]. */
@@ -37,6 +40,7 @@ export function checkText(r: CheckResult): string {
     for (const s of r.sites.slice(0, 8)) lines.push(`  ${signed(s.new - s.baseline).padStart(12)}  ${s.site}`);
   }
   lines.push('');
+  for (const run of [r.baseline, r.new]) for (const note of run.notes) lines.push(`${INCONSISTENT(note) ? 'warning' : 'note'}: ${run.name}: ${note}`);
   if (r.limits.length === 0) lines.push('no limits given: nothing to pass or fail (see --max-peak-reserved, --max-peak-allocated, --category, --no-new-oom)');
   for (const l of r.limits) lines.push(`${l.passed ? 'PASS' : 'FAIL'}  ${l.message}`);
   if (r.limits.length > 0) lines.push(r.passed ? 'passed' : `failed: ${r.limits.filter((l) => !l.passed).length} of ${r.limits.length} limits`);
@@ -54,6 +58,7 @@ export function checkJson(r: CheckResult) {
     churn: s.churn,
     reserved_minus_allocated_at_peak: s.gapAtPeak,
     categories: { max: s.categories },
+    notes: s.notes,
   });
   return {
     passed: r.passed,
@@ -90,6 +95,9 @@ export function checkAnnotations(r: CheckResult): string[] {
   const data = (s: string): string => s.replace(/%/g, '%25').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
   const prop = (s: string): string => data(s).replace(/:/g, '%3A').replace(/,/g, '%2C');
   const out = r.limits.filter((l) => !l.passed).map((l) => `::error title=${prop(`splitscope check: ${l.name}`)}::${data(l.message)}`);
+  for (const run of [r.baseline, r.new]) {
+    for (const note of run.notes.filter(INCONSISTENT)) out.push(`::warning title=${prop(`splitscope check: ${run.name}`)}::${data(note)}`);
+  }
   if (r.limits.length > 0 && r.passed) out.push(`::notice title=${prop('splitscope check')}::${data(`all ${r.limits.length} memory limits hold`)}`);
   return out;
 }
@@ -106,6 +114,8 @@ export function checkMarkdown(r: CheckResult): string {
     for (const l of r.limits) lines.push(`| ${l.passed ? '✅' : '❌'} ${cell(l.name)} | ${cell(l.limit)} | ${cell(l.message)} |`);
     lines.push('');
   }
+  const warnings = [r.baseline, r.new].flatMap((run) => run.notes.filter(INCONSISTENT).map((n) => `- ⚠️ \`${cell(run.name)}\`: ${cell(n)}`));
+  if (warnings.length > 0) lines.push(...warnings, '');
   lines.push(`| | \`${cell(r.baseline.name)}\` | \`${cell(r.new.name)}\` | change |`, '|---|---:|---:|---:|');
   for (const row of rows(r)) lines.push(`| ${row.map(cell).join(' | ')} |`);
   if (r.sites.length > 0) {

@@ -36,6 +36,8 @@ export interface RunSummary {
   categories: Record<CategoryKey, number>;
   /** Requested bytes by allocation site when the program held the most. */
   sites: Map<string, number>;
+  /** The replay's notes: what contradicts the rest of the file ("Inconsistent trace: ...") among them. */
+  notes: string[];
 }
 
 export interface LimitResult {
@@ -107,6 +109,7 @@ function summarize(r: CheckedRecording, options: CheckOptions): RunSummary {
     gapAtPeak: result.atPeak.reserved - result.atPeak.allocated,
     categories: Object.fromEntries(CATEGORY_KEYS.map((k, c) => [k, totals.max[c]!])) as Record<CategoryKey, number>,
     sites,
+    notes: run.notes,
   };
 }
 

@@ -37,6 +37,8 @@ export interface HeldSegment {
 
 export interface Explanation {
   coverage: Coverage;
+  /** What the replay found the recording contradicting itself with (replay.ts's problems). */
+  problems: string[];
   /** The OOM (the replay's first) or, with none, the moment the live requested bytes peaked. */
   moment: { kind: 'oom'; request: number; size: number; message: string } | { kind: 'peak'; request: number };
   reserved: number;
@@ -98,6 +100,7 @@ export function explainRun(stream: RequestStream, details: TraceDetails | undefi
   const found = steps(stream, categories, starts);
   return {
     coverage: coverageOf(stream),
+    problems: run.problems,
     moment: oom ? { kind: 'oom', request: oom.request, size: oom.size, message: oom.message } : { kind: 'peak', request: at },
     reserved: state.reservedBytes,
     allocated: state.memoryStats()['allocated_bytes.all.current']!,

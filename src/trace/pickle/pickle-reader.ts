@@ -104,6 +104,8 @@ const PROGRESS_STEP = 4 << 20;
 const DEFAULT_MAX_DEPTH = 10_000;
 /** CPython refuses int() on more digits than this (sys.int_info.default_max_str_digits). */
 const MAX_TEXT_DIGITS = 4300;
+/** LONG4's bytes for as many digits: 4300 * log2(10) / 8, rounded up. */
+const MAX_LONG_BYTES = 1786;
 
 // Opcode names, for error messages.
 
@@ -794,6 +796,8 @@ export class PickleReader {
             }
             truncated(at, op, base + pos + len, base + n);
           }
+          // As LONG's text is bounded (MAX_TEXT_DIGITS): a bigint of millions of bytes takes seconds to make.
+          if (op === LONG4 && len > MAX_LONG_BYTES) malformed(at, op, `has an integer of over ${MAX_TEXT_DIGITS} digits`);
           stack[sp++] =
             op === BINUNICODE || op === BINUNICODE8
               ? strings.get(pos, len)

@@ -42,6 +42,30 @@ export function tooLarge(what: string, maxBytes: number): ImportError {
   );
 }
 
+/**
+ * Snapshots inflate 5-21:1 (every fixture and reference trace); deflate can reach 1032:1. A gzip that
+ * inflates past this many times its size, and past a floor no such ratio matters below, is refused as
+ * a decompression bomb, as one past the size limit is, before its memory is spent.
+ */
+export const MAX_INFLATE_RATIO = 100;
+const RATIO_FLOOR_BYTES = 64 * 2 ** 20;
+
+/** The most a gzip of `gzBytes` may inflate to. */
+export function inflateLimit(gzBytes: number, maxBytes: number): number {
+  return Math.min(maxBytes, Math.max(RATIO_FLOOR_BYTES, gzBytes * MAX_INFLATE_RATIO));
+}
+
+/** The error for a gzip of `gzBytes` that inflates past `inflateLimit`. */
+export function inflatedTooFar(gzBytes: number, maxBytes: number): ImportError {
+  const limit = inflateLimit(gzBytes, maxBytes);
+  if (limit >= maxBytes) return tooLarge(`it decompresses to more than ${formatBytes(maxBytes)}`, maxBytes);
+  return new ImportError(
+    'too-large',
+    `The gzip file inflates to more than ${formatBytes(limit)}, over ${MAX_INFLATE_RATIO} times its ${formatBytes(gzBytes)}: ` +
+      `memory snapshots compress about 5-20 to 1, so this is a decompression bomb or not a snapshot. Open the file torch.cuda.memory._dump_snapshot wrote.`,
+  );
+}
+
 function gzipError(e: unknown): ImportError {
   const code = (e as { code?: unknown }).code;
   const what = e instanceof Error ? e.message : String(e);

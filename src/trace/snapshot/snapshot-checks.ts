@@ -8,6 +8,7 @@ import { UNKNOWN_LINE, type AllocatorSettings, type SnapshotBlockState, type Sna
 import { sliceColumns, TraceColumnsBuilder, type TraceColumns } from './trace-columns';
 import type { RowRun, TraceRows } from './trace-rows';
 import { grouped } from '../../lib/grouped';
+import { MAX_RECORDABLE_BYTES } from './snapshot';
 
 export const NOT_A_SNAPSHOT =
   'This is not a PyTorch memory snapshot: expected a pickle from ' +
@@ -88,8 +89,12 @@ function looseIntField(o: Dict, key: string, path: () => string, fallback?: numb
 function bytesField(o: Dict, key: string, path: () => string, fallback?: number): number {
   const v = intField(o, key, path, fallback);
   if (v < 0) bad(`${path()}.${key}`, 'an address or size of 0 or more', v);
+  if (key !== 'address' && v > MAX_RECORDABLE_BYTES) bad(`${path()}.${key}`, RECORDABLE, v);
   return v;
 }
+
+/** What a size past MAX_RECORDABLE_BYTES should have been. */
+const RECORDABLE = `a size a GPU can hold (at most ${MAX_RECORDABLE_BYTES / 2 ** 40} TiB)`;
 
 /** An integer field, or `fallback` when it is missing and a fallback is allowed. */
 function intField(o: Dict, key: string, path: () => string, fallback?: number): number {
@@ -214,6 +219,9 @@ function checkTraceEntry(entry: unknown, d: number, i: number, seen: Set<unknown
   if ((e.addr as number) < 0 || (e.size as number) < 0) {
     bad(at(i, (e.size as number) < 0 ? '.size' : '.addr'), 'an address or size of 0 or more', (e.size as number) < 0 ? e.size : e.addr);
   }
+  // PyTorch could never have recorded it: replayed, it would only cost time and memory before failing.
+  // An oom is the exception: a request of any size is recorded as one (torch.empty(2**52) asks, and fails).
+  if ((e.size as number) > MAX_RECORDABLE_BYTES && action !== 'oom') bad(at(i, '.size'), RECORDABLE, e.size);
   if (!isInt(e.stream)) {
     if (e.stream === undefined) e.stream = 0;
     else looseIntField(e, 'stream', () => at(i, ''));

@@ -5,7 +5,7 @@ import { ImportError } from '../../lib/import-error';
 import { readPickle, type ReadPickleOptions } from '../pickle/pickle-reader';
 import { tuple, unsharedItems, writePickle, type PickleWritable } from '../pickle/pickle-writer';
 import { isGzip } from '../../lib/gzip-frame';
-import { formatBytes, gunzipBounded, gunzipHead, platformGunzip, tooLarge, type PlatformGunzip } from './gunzip';
+import { formatBytes, gunzipBounded, gunzipHead, inflatedTooFar, inflateLimit, platformGunzip, tooLarge, type PlatformGunzip } from './gunzip';
 import { SNAPSHOT_WORDS, type Snapshot, type TraceEntry } from './snapshot';
 import { checkSnapshot, NOT_A_SNAPSHOT, type SnapshotForReplay } from './snapshot-checks';
 import { traceColumnsFromEntries } from './trace-columns';
@@ -114,9 +114,12 @@ function decode(bytes: Uint8Array, options: DecodeSnapshotOptions, asColumns: bo
     // A gzip of something else is told from its first kilobyte, not after inflating all of it.
     const head = gunzipHead(bytes, 1024);
     if (head.length > 0 && !looksLikePickle(head) && !looksLikeJson(head)) throw new ImportError('not-a-snapshot', `${NOT_A_SNAPSHOT} It is gzip-compressed, but what it holds is neither.`);
-    data = options.gunzip
-      ? platformGunzip(options.gunzip, bytes, maxBytes)
-      : gunzipBounded(bytes, maxBytes, (f) => progress(f * start));
+    const limit = inflateLimit(bytes.length, maxBytes);
+    try {
+      data = options.gunzip ? platformGunzip(options.gunzip, bytes, limit) : gunzipBounded(bytes, limit, (f) => progress(f * start));
+    } catch (e) {
+      throw e instanceof ImportError && e.code === 'too-large' ? inflatedTooFar(bytes.length, maxBytes) : e;
+    }
   } else if (bytes.length > maxBytes) {
     throw tooLarge(`it is ${formatBytes(bytes.length)}`, maxBytes);
   }
@@ -191,6 +194,24 @@ function exportShape(snapshot: Snapshot, tuples: boolean): Record<string, unknow
   return out;
 }
 
+/** The most JSON the CLI writes: V8's longest string is about 512 MiB. */
+const MAX_JSON_BYTES = 384 * 2 ** 20;
+
+/** The bytes JSON would spend on the entries' and blocks' stack frames: each distinct list measured once. */
+function jsonFrameBytes(snapshot: Snapshot): number {
+  const sizes = new Map<readonly unknown[], number>();
+  const bytesOf = (frames: readonly unknown[] | undefined): number => {
+    if (!frames || frames.length === 0) return 0;
+    let n = sizes.get(frames);
+    if (n === undefined) sizes.set(frames, (n = JSON.stringify(frames).length));
+    return n;
+  };
+  let total = 0;
+  for (const list of snapshot.device_traces) for (const e of list) total += bytesOf(e.frames);
+  for (const seg of snapshot.segments) for (const b of seg.blocks) total += bytesOf(b.frames);
+  return total;
+}
+
 /**
  * Writes a snapshot as a protocol-4 pickle (what _dump_snapshot writes; segment_pool_id is a
  * tuple there) or as JSON, uncompressed. Both read back through decodeSnapshotFile and
@@ -198,6 +219,15 @@ function exportShape(snapshot: Snapshot, tuples: boolean): Record<string, unknow
  */
 export function encodeSnapshotFile(snapshot: Snapshot, format: SnapshotFormat): Uint8Array {
   if (format === 'pickle') return writePickle(exportShape(snapshot, true) as PickleWritable);
+  // JSON writes a shared frame list out in full at each entry: its size is known before it is made,
+  // so a file whose entries share long lists is refused at once, not after gigabytes of text.
+  const frameText = jsonFrameBytes(snapshot);
+  if (frameText > MAX_JSON_BYTES) {
+    throw new ImportError(
+      'too-large',
+      `The snapshot would be over ${formatBytes(frameText)} as JSON (JSON repeats the stack frames of every entry; the limit is ${formatBytes(MAX_JSON_BYTES)}). Save it as a pickle instead.`,
+    );
+  }
   let text: string;
   try {
     text = JSON.stringify(exportShape(snapshot, false));

@@ -8,7 +8,7 @@ import { believable } from '../../lib/gzip-frame';
 import { ImportError } from '../../lib/import-error';
 import { PickleChunkReader } from '../pickle/pickle-chunks';
 import type { PickleValue } from '../pickle/pickle-value';
-import { formatBytes, tooLarge } from './gunzip';
+import { inflatedTooFar, inflateLimit } from './gunzip';
 import { SNAPSHOT_WORDS } from './snapshot';
 import { checkSnapshot, type SnapshotForReplay } from './snapshot-checks';
 import { DEFAULT_MAX_SNAPSHOT_BYTES, decodeSnapshotForReplay, looksLikePickle, type DecodeSnapshotOptions } from './snapshot-file';
@@ -50,9 +50,9 @@ export async function decodeSnapshotStream(source: SnapshotByteStream, options: 
     const chunk = await source.next();
     if (chunk === null || chunk === 'damaged') return chunk;
     inflated += chunk.length;
-    if (gz && inflated > maxBytes) {
+    if (gz && inflated > inflateLimit(source.fileSize, maxBytes)) {
       source.cancel();
-      throw tooLarge(`it decompresses to more than ${formatBytes(maxBytes)}`, maxBytes);
+      throw inflatedTooFar(source.fileSize, maxBytes);
     }
     return chunk;
   };
@@ -97,6 +97,8 @@ export async function decodeSnapshotStream(source: SnapshotByteStream, options: 
     // The pickle's own damage is reported where the whole-file read reports it; a file the fast
     // path cannot vouch for is read the generic way.
     if (e instanceof ImportError) {
+      // Past the inflate bound already: that is what the file is told (the source is cancelled).
+      if (e.code === 'too-large') throw e;
       // Inflated whole first, a file says first that it is too large or its gzip damaged.
       for (let chunk = gz ? await next() : null; chunk !== null; chunk = await next()) if (chunk === 'damaged') return giveUp();
       throw e;

@@ -89,3 +89,7 @@ export const SNAPSHOT_WORDS: readonly string[] = [
   'segments', 'device_traces', 'allocator_settings', 'external_annotations', 'N/A', '',
   ...ACTION_NAMES,
 ];
+
+/** No device holds more: a size past this (an allocation of 2^52 bytes) was never recorded by PyTorch,
+ * and a file that has one is refused with the entry named (the largest GPUs hold a few hundred GB). */
+export const MAX_RECORDABLE_BYTES = 2 ** 44;

@@ -83,6 +83,9 @@ export class TraceColumnsBuilder implements TraceColumns {
   private readonly listIds: Int32Array[] = [];
   /** Ids of frame objects, for lists given as objects alone (frameListIndex). */
   private readonly frameIds = new Map<Frame, number>();
+  /** Long frame lists already seen, by identity: their index and marks. A file may share one list
+   * among all its entries (a pickle's memo); the work is then per list, not per entry. */
+  private readonly longLists = new Map<readonly Frame[], { index: number; marks: number }>();
 
   constructor(capacity = 1024, details = false) {
     const rows = Math.max(16, capacity);
@@ -137,6 +140,22 @@ export class TraceColumnsBuilder implements TraceColumns {
   /** internFrames for a list of frame objects alone: frames are told apart by identity (negative
    * ids, apart from memo slots). */
   frameListIndex(frames: Frame[]): number {
+    return this.longList(frames)?.index ?? this.frameListIndexOf(frames);
+  }
+
+  /** A long list's index and marks, from its first sight on (null for a short list: cheaper done again). */
+  private longList(frames: Frame[]): { index: number; marks: number } | null {
+    if (frames.length <= LONG_LIST) return null;
+    let known = this.longLists.get(frames);
+    if (!known) {
+      let marks = 0;
+      for (const f of frames) marks |= frameMarks(f.name);
+      this.longLists.set(frames, (known = { index: this.details ? this.frameListIndexOf(frames) : -1, marks }));
+    }
+    return known;
+  }
+
+  private frameListIndexOf(frames: Frame[]): number {
     const ids = frames.map((f) => {
       let id = this.frameIds.get(f);
       if (id === undefined) this.frameIds.set(f, (id = -1 - this.frameIds.size));
@@ -148,8 +167,9 @@ export class TraceColumnsBuilder implements TraceColumns {
   /** Appends a checked entry (an oom's device_free goes in addr). */
   pushEntry(e: TraceEntry): void {
     const code = actionCode(e.action);
-    let marks = 0;
-    for (const f of e.frames ?? []) marks |= frameMarks(f.name);
+    const long = e.frames ? this.longList(e.frames) : null;
+    let marks = long?.marks ?? 0;
+    if (!long) for (const f of e.frames ?? []) marks |= frameMarks(f.name);
     const flags = entryFlags(code, marks);
     const pool = e.pool_id;
     if (pool) {
@@ -157,7 +177,7 @@ export class TraceColumnsBuilder implements TraceColumns {
       if (pool[0] !== 0 || pool[1] !== 0) this.recordedPools.set(this.length, pool);
     }
     this.push(code, e.action === 'oom' ? (e.device_free ?? 0) : e.addr, e.size, e.stream, flags);
-    if (this.details) this.pushDetails(e.time_us ?? NaN, e.frames ? this.frameListIndex(e.frames) : -1, e.compile_context ?? '', e.user_metadata ?? '');
+    if (this.details) this.pushDetails(e.time_us ?? NaN, e.frames ? (long?.index ?? this.frameListIndex(e.frames)) : -1, e.compile_context ?? '', e.user_metadata ?? '');
   }
 
   /** Appends rows [start, start + count) of `from` (with the same details setting). */
@@ -192,6 +212,9 @@ export class TraceColumnsBuilder implements TraceColumns {
     if (this.details) growColumns(this.details, DETAIL_COLUMNS, rows);
   }
 }
+
+/** Frame lists longer than this are known by identity once seen (snapshot-checks.ts checks them once too). */
+const LONG_LIST = 32;
 
 /** Whether `a` holds the first `n` of `b`. */
 function sameIds(a: Int32Array, b: ArrayLike<number>, n: number): boolean {

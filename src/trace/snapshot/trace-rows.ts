@@ -30,7 +30,7 @@ import { PickleMemo } from '../pickle/pickle-memo';
 import type { StringCache } from '../pickle/pickle-string-cache';
 import type { PickleValue } from '../pickle/pickle-value';
 import { Action } from '../../allocator/trace-action';
-import { UNKNOWN_LINE, type Frame } from './snapshot';
+import { MAX_RECORDABLE_BYTES, UNKNOWN_LINE, type Frame } from './snapshot';
 import { entryFlags, frameMarks, TraceColumnsBuilder } from './trace-columns';
 
 /** Returned by `value()` for anything the fast path does not read. */
@@ -199,7 +199,7 @@ export class TraceRows implements PickleFastPath {
     const addr = this.int();
     if (!(addr >= 0) || !this.key('size')) return -1;
     const size = this.int();
-    if (!(size >= 0) || !this.key('stream')) return -1;
+    if (!(size >= 0 && (size <= MAX_RECORDABLE_BYTES || code === Action.oom)) || !this.key('stream')) return -1;
     const stream = this.int();
     if (Number.isNaN(stream) || !this.key('time_us')) return -1;
     let time = NaN;
