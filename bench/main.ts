@@ -1,4 +1,5 @@
 // npm run bench: figures and ratios, never pass/fail (performance goals live here, not in tests).
+import { benchBadInputs } from './bad-inputs.bench';
 import { benchBatch } from './batch.bench';
 import { benchCli } from './cli.bench';
 import { benchGpu } from './gpu.bench';
@@ -18,6 +19,7 @@ const BENCHES: [string, () => unknown][] = [
   ['cli', benchCli],
   ['predict', benchPredict],
   ['batch', benchBatch],
+  ['bad-inputs', benchBadInputs],
   ['gpu', benchGpu],
   ['page-open', benchPageOpen],
   ['page-latency', benchPageLatency],
