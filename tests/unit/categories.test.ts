@@ -93,6 +93,23 @@ test('steps: one per forward pass of a training loop, each with its peak; no lea
   }
 });
 
+// The same programs recorded with stacks='python' (tests/fixtures/categories) and with the recorder's
+// default, stacks='all' (tests/fixtures/sizes), at the same size: the same allocations, so the same
+// categories to the byte (but "other", which holds the first recordings' step markers).
+test.each([
+  ['categories/resnet', 'sizes/resnet-32__default'],
+  ['categories/llama', 'sizes/llama-batch-4__default'],
+  ['categories/vit', 'sizes/vit-16__default'],
+])('%s and %s: the same categories from either recording mode', (python, all) => {
+  const max = (file: string) => {
+    const { stream, categories } = load(`tests/fixtures/${file}.pickle.gz`);
+    return Array.from(categoryTotals(stream, categories).max).slice(0, Category.other);
+  };
+  const both = max(all);
+  expect(both[Category.gradient]).toBeGreaterThan(0);
+  expect(both).toEqual(max(python));
+});
+
 test('phases from frames and from user_metadata', () => {
   const frame = (filename: string, name: string) => ({ filename, name, line: 1 });
   expect(phaseOfFrames([])).toBe(Phase.none);
@@ -106,6 +123,20 @@ test('phases from frames and from user_metadata', () => {
   // same Function called from a forward is the forward's.
   expect(phaseOfFrames([frame('/x/torch/autograd/function.py', 'apply')])).toBe(Phase.backward);
   expect(phaseOfFrames([frame('/x/torch/autograd/function.py', 'apply'), frame('/x/torch/nn/modules/module.py', '_call_impl'), frame('/x/train.py', 'main')])).toBe(Phase.forward);
+  // The innermost phase: a forward inside optimizer.step(closure) (Lightning) is a forward, the optimizer's
+  // own update an optimizer step; backward wins wherever it is (a checkpoint's recomputation).
+  const closure = [frame('/x/lightning/pytorch/loops/optimization/automatic.py', 'closure'), frame('/x/torch/optim/optimizer.py', 'wrapper'), frame('/x/train.py', 'main')];
+  expect(phaseOfFrames([frame('/x/torch/nn/modules/module.py', '_call_impl'), ...closure])).toBe(Phase.forward);
+  expect(phaseOfFrames([frame('/x/torch/_tensor.py', 'backward'), ...closure])).toBe(Phase.backward);
+  expect(phaseOfFrames([frame('/x/torch/optim/adamw.py', '_single_tensor_adamw'), frame('/x/torch/optim/adamw.py', 'step'), ...closure.slice(1)])).toBe(Phase.optimizer);
+  expect(phaseOfFrames([frame('/x/torch/nn/modules/module.py', '_call_impl'), frame('/x/torch/utils/checkpoint.py', 'recompute_fn'), frame('/x/torch/autograd/graph.py', '_engine_run_backward')])).toBe(Phase.backward);
+  // C++ frames (stacks='all', the recorder's default): the autograd engine's device thread, no Python
+  // frame, is backward; a compiled graph's backward called from it, its outermost Python frame Function.apply.
+  const cpp = (name: string) => frame('', name);
+  const engine = [cpp('torch::autograd::Node::operator()(std::vector<at::Tensor> &&)'), cpp('torch::autograd::Engine::evaluate_function(...)'), cpp('torch::autograd::Engine::thread_main(...)'), cpp('__clone')];
+  expect(phaseOfFrames([cpp('c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(...)'), cpp('at::_ops::nll_loss_backward::call(...)'), ...engine])).toBe(Phase.backward);
+  expect(phaseOfFrames([frame('/tmp/torchinductor_root/ab/cab.py', 'call'), frame('/x/torch/autograd/function.py', 'apply'), cpp('_PyEval_EvalFrameDefault'), cpp('__clone')])).toBe(Phase.backward);
+  expect(phaseOfFrames([cpp('at::native::empty_cuda(...)'), frame('/x/torch/nn/modules/module.py', '_call_impl'), frame('/x/train.py', 'main'), cpp('Py_RunMain'), cpp('__libc_start_main')])).toBe(Phase.forward);
   expect(phaseOfMetadata('step 3 backward')).toBe(Phase.backward);
   expect(phaseOfMetadata('step 3 optimizer')).toBe(Phase.optimizer);
   expect(phaseOfMetadata('eval')).toBeNull();

@@ -1,9 +1,11 @@
-// Which part of a training or inference program a trace entry's Python stack was in: the forward pass,
+// Which part of a training or inference program a trace entry's stack was in: the forward pass,
 // backward, the optimizer's step, zero_grad, building or moving the model, the data loader, or the
-// program's own code. Read from the frames PyTorch records (stacks='python', innermost first), by the
-// library functions each part runs through. The autograd engine runs backward on a thread of its own
-// that has no Python frames: an entry with no frames is backward's when a forward came before it (see
-// request-phases.ts); a checkpointed segment's recomputation does have frames, under checkpoint.py.
+// program's own code. Read from the frames PyTorch records, innermost first: Python frames alone
+// (stacks='python') or Python and C++ frames (stacks='all', the recorder's default), by the library
+// functions each part runs through. The autograd engine runs backward on a thread of its own: with C++
+// frames it is known by the engine's functions; with Python frames alone by having none (an entry with no
+// frames is backward's when a forward came before it, see request-phases.ts), or by a custom Function's
+// backward called from it. A checkpointed segment's recomputation has frames under checkpoint.py.
 import type { Frame } from '../snapshot/snapshot';
 
 export const enum Phase {
@@ -24,7 +26,13 @@ export const PHASE_NAMES = ['no stack', 'forward', 'backward', 'optimizer step',
 
 const path = (f: Frame): string => f.filename.replace(/\\/g, '/');
 
-/** Each test, with the phase it marks; the first phase (in this order) any frame marks wins. */
+/** The autograd engine's own functions, on its device threads (C++ frames: stacks='all'). */
+const ENGINE = /^torch::autograd::(python::Python)?Engine::/;
+
+/** Each test, with the phase it marks. Backward wins wherever a frame marks it (a checkpoint's
+ * recomputation runs forward code inside backward); otherwise the innermost frame that marks any phase
+ * does (Lightning runs the forward and backward inside optimizer.step(closure): a forward there is a
+ * forward), the first test in this order where one frame passes several. */
 const MARKS: [Phase, (file: string, name: string) => boolean][] = [
   [
     Phase.backward,
@@ -32,6 +40,7 @@ const MARKS: [Phase, (file: string, name: string) => boolean][] = [
       (file.endsWith('torch/_tensor.py') && name === 'backward') ||
       (file.endsWith('torch/autograd/__init__.py') && (name === 'backward' || name === 'grad')) ||
       (file.endsWith('torch/autograd/graph.py') && name === '_engine_run_backward') ||
+      ENGINE.test(name) ||
       // Activation checkpointing's recomputation, run from backward.
       (file.endsWith('torch/utils/checkpoint.py') && /backward|unpack|recompute/.test(name)),
   ],
@@ -69,21 +78,21 @@ const MARKS: [Phase, (file: string, name: string) => boolean][] = [
 export function phaseOfFrames(frames: readonly Frame[]): Phase {
   if (frames.length === 0) return Phase.none;
   // The autograd engine's thread calling a custom Function's backward (BackwardCFunction.apply), with no
-  // program frame under it: a reentrant checkpoint frees its recomputed graph there.
-  const outer = frames[frames.length - 1]!;
-  if (outer.name === 'apply' && path(outer).endsWith('torch/autograd/function.py')) return Phase.backward;
-  let best = MARKS.length;
+  // program frame under it: a reentrant checkpoint frees its recomputed graph there, and a compiled
+  // graph's backward runs there. Its outermost Python frame (C++ frames may lie beyond).
+  const outer = frames.findLast((f) => f.filename.endsWith('.py'));
+  if (outer && outer.name === 'apply' && path(outer).endsWith('torch/autograd/function.py')) return Phase.backward;
+  let innermost = -1;
   for (const f of frames) {
     const file = path(f);
-    for (let k = 0; k < best; k++) {
-      if (MARKS[k]![1](file, f.name)) {
-        best = k;
-        break;
-      }
+    for (let k = 0; k < MARKS.length; k++) {
+      if (!MARKS[k]![1](file, f.name)) continue;
+      if (k === 0) return Phase.backward;
+      if (innermost < 0) innermost = k;
+      break;
     }
-    if (best === 0) break;
   }
-  return best < MARKS.length ? MARKS[best]![0] : Phase.user;
+  return innermost >= 0 ? MARKS[innermost]![0] : Phase.user;
 }
 
 /** A phase the program named in user_metadata (torch.cuda.memory._set_memory_metadata), which wins
