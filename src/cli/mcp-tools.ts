@@ -418,7 +418,7 @@ const predict = tool({
   name: 'predict',
   title: 'Predict another size',
   description:
-    'Predicts the program at another size (batch or sequence length) from its recordings at two sizes or more, as splitscope predict --json: the predicted run replayed (stats, OOMs, which cards it fits) at `at`, or with `fit` the largest size that fits the capacity under each config. Near the cap a size is judged under several address layouts, by most (where the CUDA driver puts the segments can decide it): `address_layouts`, and `largest_split` / `first_failing_split` where they split. Notes carry each recording\'s inconsistency warnings.',
+    'Predicts the program at another size (batch or sequence length) from its recordings at two sizes or more, as splitscope predict --json: the predicted run replayed (stats, OOMs, which cards it fits) at `at`, or with `fit` the largest size that fits the capacity under each config. Near the cap a size is judged under several address layouts, by most (where the CUDA driver puts the segments can decide it): `address_layouts`, and `largest_split` / `first_failing_split` where they split. Every prediction carries its error band, measured on the recordings (`prediction.band`: half-widths relative to the peaks, their ranges in bytes, each measurement); with `fit`, `answer` says where the band crosses the cap ("68, or 69 within the prediction\'s error (±2.1%) of the cap"). Notes carry each recording\'s inconsistency warnings.',
   inputSchema: {
     recordings: z.array(z.object({ size: z.number().positive(), file: fileParam })).min(2).describe('The same script recorded at two sizes or more, each with the size it ran at'),
     at: z.number().positive().optional().describe('The size to predict'),

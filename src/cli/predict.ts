@@ -10,9 +10,10 @@ import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { stacksOfKeys } from '../trace/measures/allocation-stacks';
 import { layoutNote, verdictUnderLayouts } from '../trace/predict/address-layouts';
-import { cudnnWorkspacesText, edgeText, sizeFits, type RunAt, type SizeFit } from '../trace/predict/size-fit';
+import { bandAnswer, cudnnWorkspacesText, edgeText, sizeFits, type RunAt, type SizeFit } from '../trace/predict/size-fit';
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
+import { BandMeter, bandOfPredictor, bandPercent, type PredictionBand } from '../trace/predict/prediction-band';
 import { replay, type ReplayResult } from '../trace/replay/replay';
 import { replayNotes } from '../trace/replay/replay-snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
@@ -67,13 +68,14 @@ export async function predictCommand(positionals: readonly string[], options: Pr
       const what =
         f.largest === null
           ? 'none: even size 1 runs out of memory'
-          : `${grouped(f.largest)}` + (f.firstFailing !== null ? edgeText(f, answer.capacity) : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
+          : `${grouped(f.largest)}${bandAnswer(f, answer.capacity)}` + (f.firstFailing !== null ? edgeText(f, answer.capacity) : ` (and every size up to ${FIT_LIMIT}x the largest recorded)`);
       console.log(`  ${(f.conf || '(defaults)').padEnd(width)}  ${what}`);
     }
     for (const f of answer.fits) console.log(`tried under ${f.conf || '(defaults)'}: ${f.tried.map((t) => `${grouped(t.size)} ${t.fits ? 'fits' : 'OOM'}`).join(', ')}`);
     return 0;
   }
   printPrediction(answer.prediction, answer.config, answer.capacity);
+  console.log(`error:     ${bandText(answer.band)}`);
   printReplay(answer.result, answer.notes);
   printNeeded(answer.needed);
   if (options.out) console.log(`wrote ${options.out}`);
@@ -83,7 +85,7 @@ export async function predictCommand(positionals: readonly string[], options: Pr
 /** What predict answers, printed by the command and returned by the MCP server's `predict` tool. */
 export type PredictAnswer =
   | { kind: 'fit'; capacity: number; fits: SizeFit[]; json: object }
-  | { kind: 'at'; prediction: Prediction; result: ReplayResult; notes: string[]; needed: MemoryNeeded; config: AllocatorConfig; capacity: Capacity | null; json: object };
+  | { kind: 'at'; prediction: Prediction; band: PredictionBand; result: ReplayResult; notes: string[]; needed: MemoryNeeded; config: AllocatorConfig; capacity: Capacity | null; json: object };
 
 /** The program at `options.at`, or the largest size that fits (`options.fit`), from `inputs` (nothing printed). */
 export async function predictAnswer(
@@ -122,7 +124,7 @@ export async function predictAnswer(
       const { stream, layouts } = predictor.at(size);
       return { stream, options: { config: c, addresses: 'simulated' }, layouts };
     };
-    const fits = sizeFits(runAt, configs, capacity!, start, start * FIT_LIMIT);
+    const fits = sizeFits(runAt, configs, capacity!, start, start * FIT_LIMIT, bandOfPredictor(predictor));
     const best = fits.reduce((a, b) => ((b.largest ?? 0) > (a.largest ?? 0) ? b : a));
     const row = (f: SizeFit) => ({
       largest: f.largest,
@@ -131,6 +133,10 @@ export async function predictAnswer(
       first_failing_fits_without_cudnn_workspaces: f.firstFailingFitsWithoutWorkspaces,
       largest_split: f.largestSplit,
       first_failing_split: f.firstFailingSplit,
+      largest_band: f.largestBand,
+      largest_needs: f.largestNeeds,
+      first_failing_band: f.firstFailingBand,
+      answer: f.largest === null ? null : `${f.largest}${bandAnswer(f, capacity!.bytes)}`,
       conf: f.conf,
       tried: f.tried,
     });
@@ -147,6 +153,7 @@ export async function predictAnswer(
   const layoutSplit = layouts ? layoutNote(layouts) : null;
   const notes = [...prediction.stream.notes, ...replayNotes(result), ...(layoutSplit ? [layoutSplit] : [])];
   const needed = memoryNeeded(prediction.stream, config, capacity ? undefined : result.stats);
+  const band = new BandMeter(predictor, config).bandAt(prediction, { reserved: needed.peakReserved, allocated: needed.peakAllocated });
   const need = {
     peak_reserved: needed.peakReserved,
     peak_allocated: needed.peakAllocated,
@@ -160,8 +167,33 @@ export async function predictAnswer(
     unclean_sites: prediction.uncleanSites.slice(0, 20),
     extrapolation: prediction.extrapolation,
     cudnn_workspaces: prediction.cudnnWorkspaces,
+    band: bandJson(band),
   };
-  return { kind: 'at', prediction, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), address_layouts: layouts, prediction: quality, needs: need } };
+  return { kind: 'at', prediction, band, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), address_layouts: layouts, prediction: quality, needs: need } };
+}
+
+/** prediction.band in --json: half-widths relative to the uncapped peaks, their ranges in bytes, and each measurement. */
+export function bandJson(b: PredictionBand): object {
+  return {
+    reserved: b.reserved,
+    allocated: b.allocated,
+    peak_reserved: b.peakReserved,
+    peak_allocated: b.peakAllocated,
+    cudnn_workspaces: b.cudnnWorkspaces,
+    sources: b.sources,
+    unmeasured: b.unmeasured || null,
+  };
+}
+
+/** The band in a line: "peak reserved 10.1-10.4 GiB (±1.2%), peak allocated ...; measured ...". */
+export function bandText(b: PredictionBand): string {
+  const range = ([lo, hi]: [number, number]) => `${formatSize(lo)} to ${formatSize(hi)}`;
+  const measured = b.sources.length
+    ? `from ${b.sources.filter((s) => s.kind === 'skeleton').length} recordings predicted from another's requests` +
+      (b.sources.some((s) => s.kind === 'laws') ? ` and ${b.sources.filter((s) => s.kind === 'laws').length} from the others alone` : '')
+    : 'nothing measured';
+  const cudnn = b.cudnnWorkspaces > 0 ? `, cuDNN workspaces ${bandPercent(b.cudnnWorkspaces)} of it` : '';
+  return `peak reserved ${range(b.peakReserved)} (${bandPercent(b.reserved)}), peak allocated ${range(b.peakAllocated)} (${bandPercent(b.allocated)}); measured ${measured}${cudnn}` + (b.unmeasured ? `; ${b.unmeasured}` : '');
 }
 
 /** A predicted run that asks for more in one request than any GPU holds (a size far past the recordings)

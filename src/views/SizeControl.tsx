@@ -11,7 +11,7 @@ import { chartSizes, memoryNeededQuery, predictionCurveQuery, predictionFitQuery
 import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
 import type { PredictionFacts } from '../worker/replay-protocol';
-import { cudnnWorkspacesText, edgeText } from '../trace/predict/size-fit';
+import { bandAnswer, cudnnWorkspacesText, edgeText } from '../trace/predict/size-fit';
 
 const W = 300;
 const H = 80;
@@ -120,7 +120,7 @@ function FitLine() {
       {!rows
         ? 'Finding the largest size that fits the cap…'
         : `Largest size that fits the cap: ${rows
-            .map((r) => `${r.largest === null ? 'none' : grouped(r.largest)} with ${confName(r.conf)}${edgeText(r, r.cap)}`)
+            .map((r) => `${r.largest === null ? 'none' : grouped(r.largest)}${bandAnswer(r, r.cap)} with ${confName(r.conf)}${edgeText(r, r.cap)}`)
             .join('; ')}.`}
     </p>
   );

@@ -34,6 +34,7 @@ import { coverageOf } from '../trace/replay/coverage';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { isSplit, layoutNote, verdictUnderLayouts } from '../trace/predict/address-layouts';
 import { sizeFits, type SizeFit } from '../trace/predict/size-fit';
+import { bandOfPredictor } from '../trace/predict/prediction-band';
 import { categorize, categoryTotals, stackedCategorySeries, type Categories, type StackedCategories } from '../trace/categories/categories';
 import { stepStarts } from '../trace/categories/steps';
 import { explainRun, type Explanation } from '../trace/explain/explain';
@@ -539,7 +540,10 @@ const api = {
     const configs = config.expandableSegments ? [config] : [config, { ...config, expandableSegments: true }];
     const start = Math.round(Math.max(...s.prediction.predictor.sizes));
     const { layouts } = s.prediction.last!;
-    const rows = sizeFits((size) => ({ ...plan({ ...at, size }), layouts }), configs, capacity, start, start * 64).map((f) => ({ ...f, cap: capacity.bytes }));
+    const rows = sizeFits((size) => ({ ...plan({ ...at, size }), layouts }), configs, capacity, start, start * 64, bandOfPredictor(s.prediction.predictor)).map((f) => ({
+      ...f,
+      cap: capacity.bytes,
+    }));
     plan(at);
     return rows;
   },

@@ -11,7 +11,9 @@ import { grouped } from '../../src/lib/grouped';
 import { DRIVER_MODEL } from '../../src/trace/predict/address-layouts';
 import { withoutCudnnWorkspaces } from '../../src/trace/predict/size-fit';
 import { replay } from '../../src/trace/replay/replay';
-import { accuracyRows, capRows, CONFS, fitRows, predictorOf, PROGRAMS, recordingOf, SIZES, type AccuracyRow } from './size-recordings';
+import { accuracyRows, capRows, CONFS, fitRows, predictorOf, PROGRAMS, recordingOf, sizedRecordingOf, SIZES, type AccuracyRow } from './size-recordings';
+import { SizePredictor } from '../../src/trace/predict/predict-stream';
+import { BandMeter, peaksOf } from '../../src/trace/predict/prediction-band';
 
 const name = (r: { program: string; size: number; conf: string }): string => `${r.program} at ${r.size} under ${r.conf || 'the defaults'}`;
 
@@ -44,6 +46,37 @@ describe('a run predicted from two recordings, against the real run at that size
       };
       expect([conf, figures(predicted)]).toEqual([conf, figures(real)]);
     }
+  });
+});
+
+// The error band (prediction-band.ts): measured on the recordings it is given, it holds the real run's
+// peaks at the sizes it was not given, inside them and beyond; from two recordings it says what it could
+// not measure.
+describe('the prediction band holds the real peaks', () => {
+  const defaults = parseAllocConf('').config;
+  test.each(PROGRAMS.map((p) => [p] as const))('%s from its 2nd, 4th and 6th sizes, at its 1st, 3rd and 5th', (program) => {
+    const sizes = SIZES.sizes[program]!;
+    const given = [1, 3, 5].map((k) => sizes[k]!).filter((s) => s !== undefined);
+    const predictor = new SizePredictor(given.map((s) => sizedRecordingOf(program, s)));
+    const meter = new BandMeter(predictor, defaults);
+    expect(meter.sources().filter((s) => s.kind === 'laws')).toHaveLength(given.length);
+    for (const size of [0, 2, 4].map((k) => sizes[k]!)) {
+      const p = predictor.at(size);
+      const peaks = peaksOf(p.stream, defaults);
+      const band = meter.bandAt(p, peaks);
+      const real = peaksOf(recordingOf(program, size).stream, defaults);
+      const inside = (v: number, [lo, hi]: [number, number]) => v >= lo && v <= hi;
+      expect({ size, band: [band.reserved, band.allocated], reserved: inside(real.reserved, band.peakReserved), allocated: inside(real.allocated, band.peakAllocated) }).toMatchObject({ reserved: true, allocated: true });
+      expect(band.unmeasured).toBe('');
+    }
+  });
+
+  test('from two recordings, the laws\' error is said to be unmeasured', () => {
+    const predictor = predictorOf('resnet');
+    const p = predictor.at(40);
+    const band = new BandMeter(predictor, defaults).bandAt(p, peaksOf(p.stream, defaults));
+    expect(band.sources.map((s) => s.kind)).toEqual(['skeleton', 'skeleton']);
+    expect(band.unmeasured).toMatch(/beyond the recorded sizes is not measured \(it takes three recordings or more\)/);
   });
 });
 

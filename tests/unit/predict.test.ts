@@ -13,7 +13,7 @@ import { commonSubsequence } from '../../src/lib/diff';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
 import { largestFit } from '../../src/trace/predict/largest-fit';
 import type { LayoutVerdict } from '../../src/trace/predict/address-layouts';
-import { edgeText } from '../../src/trace/predict/size-fit';
+import { bandAnswer, edgeText } from '../../src/trace/predict/size-fit';
 import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
 import { requestTokens, TokenDictionary } from '../../src/trace/predict/recording-tokens';
 import { sizeLaw } from '../../src/trace/predict/size-law';
@@ -151,12 +151,33 @@ describe('splitscope predict', () => {
       expect(oomsUnder(f.first_failing, f.conf, f.first_failing_needs)).toBe(0);
       expect(oomsUnder(f.first_failing, f.conf, f.first_failing_needs - 2 * 2 ** 20)).toBeGreaterThan(0);
     }
-    const [d, e] = fit.by_conf;
-    type FitRow = { largest: number; first_failing: number; first_failing_needs: number; first_failing_fits_without_cudnn_workspaces: boolean | null; largest_split: LayoutVerdict | null; first_failing_split: LayoutVerdict | null };
+    const [d, e] = fit.by_conf as [FitRow, FitRow];
+    type FitRow = {
+      largest: number;
+      first_failing: number;
+      first_failing_needs: number;
+      first_failing_fits_without_cudnn_workspaces: boolean | null;
+      largest_split: LayoutVerdict | null;
+      first_failing_split: LayoutVerdict | null;
+      largest_needs: number | null;
+      largest_band: number | null;
+      first_failing_band: number | null;
+      answer: string;
+    };
+    // Where the prediction's error band crosses the cap, the answer says so (never a bare size the band crosses).
+    const band = (f: FitRow) =>
+      bandAnswer({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, largestNeeds: f.largest_needs, largestBand: f.largest_band, firstFailingBand: f.first_failing_band }, fit.capacity);
+    for (const f of fit.by_conf as FitRow[]) {
+      expect(f.answer).toBe(`${f.largest}${band(f)}`);
+      expect([f.largest_band, f.first_failing_band].every((b) => b !== null && b >= 0)).toBe(true);
+      const crosses = f.first_failing_needs * (1 - f.first_failing_band!) <= fit.capacity || f.largest_needs! * (1 + f.largest_band!) > fit.capacity;
+      expect(band(f) !== '').toBe(crosses);
+    }
+    const esc = (t: string) => t.replace(/[.()±%]/g, '\\$&');
     const after = (f: FitRow) =>
       edgeText({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, firstFailingFitsWithoutWorkspaces: f.first_failing_fits_without_cudnn_workspaces, largestSplit: f.largest_split, firstFailingSplit: f.first_failing_split }, fit.capacity).replace(/[.()]/g, '\\$&');
     expect(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB').stdout).toMatch(
-      new RegExp(`^largest size that fits under 1\\.58 GiB:\n  \\(defaults\\) +${d.largest}${after(d)}\n  expandable_segments:True +${e.largest}${after(e)}`),
+      new RegExp(`^largest size that fits under 1\\.58 GiB:\n  \\(defaults\\) +${esc(d.answer)}${after(d)}\n  expandable_segments:True +${esc(e.answer)}${after(e)}`),
     );
     // One config asked for: that one alone.
     expect(JSON.parse(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB', '--conf', 'max_split_size_mb:64', '--json').stdout).fit.by_conf).toHaveLength(1);

@@ -64,6 +64,9 @@ function load(file: string): { recording: (size: number) => SizedRecording; stre
 /** The real run of `program` at `size` under `conf` (uncapped): its request stream. */
 export const recordingOf = (program: string, size: number, conf = ''): { stream: SizedRecording['stream'] } => load(runOf(program, size, conf, false)!.file);
 
+/** The real run of `program` at `size` (uncapped, under the defaults) as a recording to predict from. */
+export const sizedRecordingOf = (program: string, size: number): SizedRecording => load(runOf(program, size, '', false)!.file).recording(size);
+
 /** The sizes a program's prediction is made from: its 2nd and 4th. */
 export const pairSizes = (program: string): [number, number] => [SIZES.sizes[program]![1]!, SIZES.sizes[program]![3]!];
 

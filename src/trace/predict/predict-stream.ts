@@ -91,7 +91,7 @@ export class SizePredictor {
   private readonly withCpp: boolean;
   private readonly layouts: AddressLayout[];
 
-  constructor(private readonly recordings: readonly SizedRecording[]) {
+  constructor(readonly recordings: readonly SizedRecording[]) {
     if (recordings.length < 2) throw new ImportError('bad-shape', 'A prediction needs recordings of the program at two sizes or more.');
     this.sizes = recordings.map((r) => r.size);
     if (new Set(this.sizes).size !== this.sizes.length) throw new ImportError('bad-shape', `Two recordings are at the same size (${this.sizes.join(', ')}): give each its own.`);
@@ -107,10 +107,11 @@ export class SizePredictor {
       .map((r) => ({ name: r.name, segments: r.stream.recordedSegments, mappings: r.stream.recordedMappings }));
   }
 
-  /** The stream at `target`. */
-  at(target: number): Prediction {
+  /** The stream at `target`, from the nearest recording's requests, or from `skeleton`'s (one of the
+   * recordings: the prediction band measures what the choice of skeleton costs). */
+  at(target: number, skeleton?: SizedRecording): Prediction {
     if (!(target > 0) || !Number.isFinite(target)) throw new ImportError('bad-shape', `The size to predict must be a number above 0, not ${target}.`);
-    const fit = this.fitOf(nearest(this.recordings, target));
+    const fit = this.fitOf(skeleton ?? nearest(this.recordings, target));
     const s = fit.skeleton.stream;
     const size = new Float64Array(s.size);
     const R = this.ascending.length;

@@ -10,10 +10,11 @@
 import type { Capacity } from '../../allocator/capacity';
 import { configToString, type AllocatorConfig } from '../../allocator/config';
 import { grouped } from '../../lib/grouped';
-import type { ReplayOptions } from '../replay/replay';
+import { replay, type ReplayOptions } from '../replay/replay';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { editStream } from '../stream/stream-edit';
 import { smallestCap, smallestCapText } from '../sweep/memory-needed';
+import { bandPercent } from './prediction-band';
 import { isSettled, isSplit, splitText, verdictUnderLayouts, type AddressLayout, type LayoutVerdict } from './address-layouts';
 import { largestFit, type LargestFit } from './largest-fit';
 
@@ -26,14 +27,22 @@ export interface SizeFit extends LargestFit {
   /** The largest size's and the first failing size's verdicts under every address layout, where the layouts split (else null). */
   largestSplit: LayoutVerdict | null;
   firstFailingSplit: LayoutVerdict | null;
+  /** The prediction's error band (relative, on peak reserved: prediction-band.ts) at the largest size and
+   * at the first failing one (null: not measured), and the smallest cap the largest size's run fits. */
+  largestBand: number | null;
+  firstFailingBand: number | null;
+  largestNeeds: number | null;
 }
+
+/** The prediction's error band on peak reserved at a size, relative (prediction-band.ts). */
+export type BandOf = (size: number, config: AllocatorConfig) => number;
 
 /** The predicted run at `size` under `config`, ready to replay (its options carry the cap; they place
  * segments by the driver model), and the recordings' address layouts it is also judged under. */
 export type RunAt = (size: number, config: AllocatorConfig) => { stream: RequestStream; options: ReplayOptions; layouts: readonly AddressLayout[] };
 
 /** The largest fitting size under each of `configs`, searched from `start` up to `limit`. */
-export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capacity: Capacity, start: number, limit: number): SizeFit[] {
+export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capacity: Capacity, start: number, limit: number, bandOf?: BandOf): SizeFit[] {
   return configs.map((config) => {
     const verdictAt = (size: number, all = false, edit: (s: RequestStream) => RequestStream = (s) => s): LayoutVerdict => {
       const { stream, options, layouts } = runAt(size, config);
@@ -59,15 +68,44 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
       firstFailingNeeds = smallestCap(stream, { ...options, config }, capacity.bytes);
       if (stream.cudnnWorkspaces.size > 0) firstFailingFitsWithoutWorkspaces = verdictAt(fit.firstFailing, false, withoutCudnnWorkspaces).fits;
     }
+    // The band at the edge: whether the first failing size might fit, or the largest might not, within the
+    // prediction's error.
+    let largestBand: number | null = null;
+    let largestNeeds: number | null = null;
+    const firstFailingBand = bandOf && fit.firstFailing !== null ? bandOf(fit.firstFailing, config) : null;
+    if (bandOf && fit.largest !== null) {
+      largestBand = bandOf(fit.largest, config);
+      const { stream, options } = runAt(fit.largest, config);
+      const { capacity: _, ...uncapped } = options;
+      const allocated = replay(stream, { ...uncapped, config, statsOnly: true }).stats['allocated_bytes.all.peak']!;
+      largestNeeds = smallestCap(stream, { ...options, config }, Math.max(0, allocated - 1));
+    }
     return {
       conf: configToString(config),
       ...fit,
+      largestBand,
+      firstFailingBand,
+      largestNeeds,
       firstFailingNeeds,
       firstFailingFitsWithoutWorkspaces,
       largestSplit: splitAt(fit.largest),
       firstFailingSplit: splitAt(fit.firstFailing),
     };
   });
+}
+
+/** The answer's words after the largest size where the band crosses the cap: ", or 69 within the
+ * prediction's error (±2.1%) of the cap" (the first failing size may fit), ", within the prediction's
+ * error (±1.0%) of the cap: it may not fit" (nor may the largest), both at once, or ''. Never a bare
+ * answer the band crosses. */
+export function bandAnswer(fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'largestNeeds' | 'largestBand' | 'firstFailingBand'>, cap: number): string {
+  const next = fit.firstFailing !== null && fit.firstFailingNeeds !== null && fit.firstFailingBand !== null && fit.firstFailingNeeds * (1 - fit.firstFailingBand) <= cap;
+  const self = fit.largest !== null && fit.largestNeeds !== null && fit.largestBand !== null && fit.largestNeeds * (1 + fit.largestBand) > cap;
+  const band = bandPercent(Math.max(next ? fit.firstFailingBand! : 0, self ? fit.largestBand! : 0));
+  if (next && self) return `, or ${grouped(fit.firstFailing!)}: both within the prediction's error (${band}) of the cap, either may fit or not`;
+  if (next) return `, or ${grouped(fit.firstFailing!)} within the prediction's error (${band}) of the cap`;
+  if (self) return `, within the prediction's error (${band}) of the cap: it may not fit`;
+  return '';
 }
 
 /** `stream` as if its cuDNN convolutions took no workspace (the last engine configs cuDNN falls back to). */

@@ -1,0 +1,177 @@
+// How far a prediction may be off, from what can be measured on the recordings themselves: each
+// recording predicted from another's requests (what the alignment and the choice of skeleton cost),
+// with three recordings or more each one predicted from the others alone (what the size laws cost,
+// inside the recorded sizes and beyond them), and the cuDNN workspaces, whose sizes follow the algorithm
+// cuDNN picks at each size and which no recording at another size can tell. The band is the largest
+// error measured for where the target lies (inside the recorded sizes, or beyond them, scaled by how
+// far), plus the workspaces' share of the peak. A figure measured on the recordings, not a guarantee:
+// the sources say what each measurement was.
+import { configToString, type AllocatorConfig } from '../../allocator/config';
+import { replay } from '../replay/replay';
+import { RequestKind, type RequestStream } from '../stream/request-stream';
+import { SizePredictor, type Prediction, type SizedRecording } from './predict-stream';
+
+export interface Peaks {
+  reserved: number;
+  allocated: number;
+}
+
+/** One measurement: a recording's own peaks against its prediction. Errors are relative, signed
+ * (predicted / real - 1). */
+export interface BandSource {
+  /** skeleton: `recording` predicted from another recording's requests (all recordings' sizes in the laws);
+   * laws: `recording` predicted from the others alone. */
+  kind: 'skeleton' | 'laws';
+  recording: string;
+  size: number;
+  /** How far `size` lies outside the other recordings' sizes (1: inside). */
+  extrapolation: number;
+  reserved: number;
+  allocated: number;
+}
+
+export interface PredictionBand {
+  /** Half-widths, relative to the predicted peaks. */
+  reserved: number;
+  allocated: number;
+  /** The predicted peaks' ranges, [low, high] in bytes. */
+  peakReserved: [number, number];
+  peakAllocated: [number, number];
+  /** How much the recordings' reserved-over-allocated share differs between neighbouring sizes (the
+   * cache's fragmentation moves in whole segments, from size to size): part of the reserved half-width,
+   * scaled by how far beyond the recorded sizes the target lies. */
+  fragmentation: number;
+  /** The cuDNN workspaces live at the predicted run's peak of live requested bytes, relative to its peak
+   * allocated (in both half-widths). */
+  cudnnWorkspaces: number;
+  sources: BandSource[];
+  /** What the band could not measure, in words ('' when nothing). */
+  unmeasured: string;
+}
+
+const extrapolationOf = (size: number, others: readonly number[]): number => {
+  const lo = Math.min(...others);
+  const hi = Math.max(...others);
+  return size > hi ? size / hi : size < lo ? lo / size : 1;
+};
+
+/** The uncapped peaks of `stream` under `config`, as a prediction is replayed (addresses simulated). */
+export function peaksOf(stream: RequestStream, config: AllocatorConfig): Peaks {
+  const { stats } = replay(stream, { config, addresses: 'simulated', statsOnly: true });
+  return { reserved: stats['reserved_bytes.all.peak']!, allocated: stats['allocated_bytes.all.peak']! };
+}
+
+/** Measures a predictor's errors once (per config), and gives the band at any prediction of it. */
+export class BandMeter {
+  private measured: BandSource[] | null = null;
+  private overheadStep = 0;
+
+  constructor(
+    private readonly predictor: SizePredictor,
+    private readonly config: AllocatorConfig,
+  ) {}
+
+  /** Every measurement (replays: three a recording with three recordings or more, two with two). */
+  sources(): BandSource[] {
+    if (this.measured) return this.measured;
+    const { recordings } = this.predictor;
+    const real = new Map(recordings.map((r) => [r, peaksOf(r.stream, this.config)]));
+    const overhead = [...recordings].sort((a, b) => a.size - b.size).map((r) => real.get(r)!.reserved / real.get(r)!.allocated);
+    for (let k = 1; k < overhead.length; k++) this.overheadStep = Math.max(this.overheadStep, Math.abs(overhead[k]! - overhead[k - 1]!));
+    const error = (p: Peaks, r: SizedRecording) => ({ reserved: p.reserved / real.get(r)!.reserved - 1, allocated: p.allocated / real.get(r)!.allocated - 1 });
+    const out: BandSource[] = [];
+    for (const r of recordings) {
+      const others = recordings.filter((o) => o !== r);
+      // The other recording nearest in size as the skeleton; r's own sizes still in the laws.
+      const skeleton = others.reduce((a, b) => (Math.abs(Math.log(b.size / r.size)) < Math.abs(Math.log(a.size / r.size)) ? b : a));
+      const sizes = others.map((o) => o.size);
+      const viaSkeleton = peaksOf(this.predictor.at(r.size, skeleton).stream, this.config);
+      out.push({ kind: 'skeleton', recording: r.name, size: r.size, extrapolation: 1, ...error(viaSkeleton, r) });
+      if (others.length >= 2) {
+        const alone = peaksOf(new SizePredictor(others).at(r.size).stream, this.config);
+        out.push({ kind: 'laws', recording: r.name, size: r.size, extrapolation: extrapolationOf(r.size, sizes), ...error(alone, r) });
+      }
+    }
+    return (this.measured = out);
+  }
+
+  /** The band around `prediction`'s peaks (`peaks`: its replay's, under the meter's config). */
+  bandAt(prediction: Prediction, peaks: Peaks): PredictionBand {
+    const sources = this.sources();
+    const f = prediction.extrapolation ?? 1;
+    // Inside the recorded sizes: the skeleton's cost and the laws' error measured inside. Beyond them:
+    // the laws' error measured beyond, per unit of extrapolation, scaled to the target's.
+    const width = (key: 'reserved' | 'allocated'): number => {
+      let w = 0;
+      for (const s of sources) {
+        const e = Math.abs(s[key]);
+        if (s.kind === 'skeleton' || s.extrapolation === 1) w = Math.max(w, e);
+        else if (f > 1) w = Math.max(w, e * Math.max(1, Math.log(f) / Math.log(s.extrapolation)));
+      }
+      return w;
+    };
+    const workspaces = workspacesAtPeak(prediction.stream) / Math.max(1, peaks.allocated);
+    const fragmentation = this.overheadStep * Math.max(1, f);
+    const reserved = width('reserved') + workspaces + fragmentation;
+    const allocated = width('allocated') + workspaces;
+    const lawsMeasured = sources.some((s) => s.kind === 'laws' && (f > 1 ? s.extrapolation > 1 : s.extrapolation === 1));
+    const unmeasured = lawsMeasured
+      ? ''
+      : f > 1
+        ? 'how the size laws err beyond the recorded sizes is not measured (it takes three recordings or more)'
+        : 'how the size laws err between the recorded sizes is not measured (it takes three recordings or more)';
+    return {
+      reserved,
+      allocated,
+      peakReserved: [peaks.reserved * (1 - reserved), peaks.reserved * (1 + reserved)],
+      peakAllocated: [peaks.allocated * (1 - allocated), peaks.allocated * (1 + allocated)],
+      cudnnWorkspaces: workspaces,
+      fragmentation,
+      sources,
+      unmeasured,
+    };
+  }
+}
+
+/** The band on peak reserved at a size, per config, each config's measurements made once. */
+export function bandOfPredictor(predictor: SizePredictor): (size: number, config: AllocatorConfig) => number {
+  const meters = new Map<string, BandMeter>();
+  return (size, config) => {
+    const key = configToString(config);
+    let meter = meters.get(key);
+    if (!meter) meters.set(key, (meter = new BandMeter(predictor, config)));
+    const p = predictor.at(size);
+    return meter.bandAt(p, peaksOf(p.stream, config)).reserved;
+  };
+}
+
+/** The cuDNN workspaces' bytes live when the stream's live requested bytes peak (where its peak allocated is). */
+function workspacesAtPeak(stream: RequestStream): number {
+  const ws = stream.cudnnWorkspaces;
+  if (ws.size === 0) return 0;
+  let live = 0;
+  let liveWs = 0;
+  let peak = -1;
+  let atPeak = 0;
+  const sizeOf = new Float64Array(stream.idCount);
+  for (let i = 0; i < stream.length; i++) {
+    const id = stream.id[i]!;
+    if (stream.kind[i] === RequestKind.alloc) {
+      sizeOf[id] = stream.size[i]!;
+      live += stream.size[i]!;
+      if (ws.has(id)) liveWs += stream.size[i]!;
+      if (live > peak) (peak = live), (atPeak = liveWs);
+    } else if (stream.kind[i] === RequestKind.free) {
+      live -= sizeOf[id]!;
+      if (ws.has(id)) liveWs -= sizeOf[id]!;
+      sizeOf[id] = 0;
+    }
+  }
+  return atPeak;
+}
+
+/** "within ±1.2% (peak reserved 10.1-10.4 GiB)": the band in words. */
+export function bandPercent(relative: number): string {
+  const pct = relative * 100;
+  return `±${pct < 0.1 ? pct.toFixed(2) : pct.toFixed(1)}%`;
+}
