@@ -31,7 +31,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
   const q = useQuery(predictionCurveQuery(key, sizes));
   const rows = q.data ?? null;
   const x = scaleLinear().domain([0, Math.max(...sizes)]).range([6, W - 6]);
-  const top = Math.max(cap ?? 0, ...(rows ?? []).map((r) => r.peakReserved), 1);
+  const top = Math.max(cap ?? 0, ...(rows ?? []).map((r) => r.peakReserved * (1 + r.band)), 1);
   const y = scaleLinear().domain([0, top * 1.05]).range([H - 4, 4]);
   const path = (value: (r: NonNullable<typeof rows>[number]) => number): string => (rows ?? []).map((r, i) => `${i ? 'L' : 'M'}${x(r.size).toFixed(1)},${y(value(r)).toFixed(1)}`).join('');
   return (
@@ -67,6 +67,12 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
         {rows?.map((r, i) =>
           !r.fits ? <rect key={i} className="prediction-oom" x={x(r.size) - 3} y={0} width={6} height={H} /> : null,
         )}
+        {rows && rows.length > 1 && (
+          <path
+            className="prediction-band"
+            d={`${path((r) => r.peakReserved * (1 + r.band))}${[...rows].reverse().map((r) => `L${x(r.size).toFixed(1)},${y(r.peakReserved * (1 - r.band)).toFixed(1)}`).join('')}Z`}
+          />
+        )}
         {cap !== null && <line className="prediction-cap" x1={0} x2={W} y1={y(cap)} y2={y(cap)} />}
         <path className="sweep-churn" d={path((r) => r.peakAllocated)} />
         <path className="sweep-reserved" d={path((r) => r.peakReserved)} />
@@ -79,15 +85,16 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
             r={r.size === size ? 3.5 : 2}
             data-size={r.size}
             data-peak={r.peakReserved}
+            data-band={r.band}
             onClick={() => setSize(r.size)}
           >
-            <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)}, allocated peak ${formatSize(r.peakAllocated)}${r.firstOom !== null ? `, OOM at request ${grouped(r.firstOom)}` : ''}${r.split ? `; ${r.fits ? 'fits' : 'runs out'} under most address layouts, not all` : ''}${facts.sizes.includes(r.size) ? ' (recorded)' : ''}`}</title>
+            <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)} (±${(r.band * 100).toFixed(1)}%, the prediction's error), allocated peak ${formatSize(r.peakAllocated)}${r.firstOom !== null ? `, OOM at request ${grouped(r.firstOom)}` : ''}${r.split ? `; ${r.fits ? 'fits' : 'runs out'} under most address layouts, not all` : ''}${facts.sizes.includes(r.size) ? ' (recorded)' : ''}`}</title>
           </circle>
         ))}
         <line className="sweep-cursor" x1={x(size)} x2={x(size)} y1={0} y2={H} />
       </svg>
       <p className="hint sweep-legend">
-        <span className="key-reserved">reserved peak</span> · <span className="key-churn">allocated peak</span> · <span className="key-oom">runs out of memory</span>{rows?.some((r) => r.split) && <> · <span className="key-split">the address layouts split</span></>}
+        <span className="key-reserved">reserved peak</span> · <span className="key-band">the prediction's error</span> · <span className="key-churn">allocated peak</span> · <span className="key-oom">runs out of memory</span>{rows?.some((r) => r.split) && <> · <span className="key-split">the address layouts split</span></>}
         {cap !== null && ` · cap ${formatSize(cap)}`} · recorded at {facts.sizes.map(grouped).join(' and ')}
         {!rows && ' · predicting…'}
       </p>

@@ -3,7 +3,7 @@
 /// <reference lib="webworker" />
 import { counted } from '../lib/counted';
 import { fractionCapacity, H200_TOTAL_MEMORY } from '../allocator/capacity';
-import { configToString, DEFAULT_CONFIG } from '../allocator/config';
+import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { recordingDigest, type RecordingDigest } from '../trace/replay/recording-digest';
 import { parseAllocConf } from '../allocator/config-parser';
@@ -72,6 +72,8 @@ interface PredictionSource {
   /** The size `stream` holds, and how it was predicted. */
   size: number;
   last: Prediction | null;
+  /** The prediction's error band at a size (its measurements made once per config). */
+  band: (size: number, config: AllocatorConfig) => number;
 }
 
 let source: Source | null = null;
@@ -500,7 +502,7 @@ const api = {
     const predictor = new SizePredictor(recordings);
     const first = held.get(recordings[0]!.name)!;
     const name = `${recordings.map((r) => r.name).join(' + ')}, predicted`;
-    const prediction: PredictionSource = { predictor, recordings: held, size, last: null };
+    const prediction: PredictionSource = { predictor, recordings: held, size, last: null, band: bandOfPredictor(predictor) };
     adopt({ id, name, snapshot: first.snapshot, traces: first.traces, stream: null, device: 0, allocIndex: null, stacks: null, requestOf: null, ownPeak: new Map(), prediction });
     return name;
   },
@@ -518,7 +520,8 @@ const api = {
       // so a split the first two do not show goes unringed).
       const v = options.capacity ? verdictUnderLayouts(stream, options, options.capacity, layouts, { driver }) : null;
       const firstOom = ooms[0]?.request ?? null;
-      return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom, fits: v ? v.fits : firstOom === null, split: v ? isSplit(v) : false };
+      const band = s.prediction!.band(size, options.config);
+      return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom, fits: v ? v.fits : firstOom === null, split: v ? isSplit(v) : false, band };
     });
     // The stream goes back to the key's own size (seeks and stacks read it).
     plan(settingsOf(key));
@@ -540,7 +543,7 @@ const api = {
     const configs = config.expandableSegments ? [config] : [config, { ...config, expandableSegments: true }];
     const start = Math.round(Math.max(...s.prediction.predictor.sizes));
     const { layouts } = s.prediction.last!;
-    const rows = sizeFits((size) => ({ ...plan({ ...at, size }), layouts }), configs, capacity, start, start * 64, bandOfPredictor(s.prediction.predictor)).map((f) => ({
+    const rows = sizeFits((size) => ({ ...plan({ ...at, size }), layouts }), configs, capacity, start, start * 64, s.prediction.band).map((f) => ({
       ...f,
       cap: capacity.bytes,
     }));
