@@ -1,5 +1,6 @@
 // A recording's requests as tokens that recordings of the same program at other sizes share: an alloc
-// by its pool, whether it is on a side stream, and its whole stack; a free by the stack of the block it
+// by its pool, whether it is on a side stream, and its whole stack (a compiled graph's frames by their
+// function alone); a free by the stack of the block it
 // frees. Two runs of one program issue the same sequence of tokens, less the few a library's choice
 // (a cuBLAS workspace, a cuDNN algorithm) inserts or drops, so aligning them is a diff; taking the frees
 // in, not the allocs alone, pairs the right members of runs of identical stacks (one per layer).
@@ -18,7 +19,13 @@ export class TokenDictionary {
   }
 }
 
-const frameText = (frames: readonly Frame[]): string => frames.map((f) => `${f.filename}:${f.line}:${f.name}`).join('|');
+/** torch.compile's generated code: a file named by a hash of the graph, which bakes in the shapes, so the
+ * same program at another size runs the same code from another file (and its lines may move). Such a
+ * frame is known by its function alone; allocations there align by their order. */
+const GENERATED = /(^|\/)torchinductor_[^/]*\/|\/(fx_graph|aotautograd|inductor)_cache\/|<eval_with_key>|^<string>$/;
+
+const frameText = (frames: readonly Frame[]): string =>
+  frames.map((f) => (GENERATED.test(f.filename.replace(/\\/g, '/')) ? `<compiled>:${f.name}` : `${f.filename}:${f.line}:${f.name}`)).join('|');
 
 /** One token per request of `stream`; `stacks` gives each allocation's stack. */
 export function requestTokens(stream: RequestStream, stacks: AllocationStacks, dictionary: TokenDictionary): Int32Array {
