@@ -14,6 +14,7 @@ import { bandAnswer, cudnnWorkspacesText, edgeText, sizeFits, type RunAt, type S
 import { memoryNeeded, type MemoryNeeded } from '../trace/sweep/memory-needed';
 import { SizePredictor, type Prediction, type SizedRecording } from '../trace/predict/predict-stream';
 import { BandMeter, bandOfPredictor, bandPercent, type PredictionBand } from '../trace/predict/prediction-band';
+import { peakTrend, type PeakTrend } from '../trace/predict/peak-trend';
 import { replay, type ReplayResult } from '../trace/replay/replay';
 import { replayNotes } from '../trace/replay/replay-snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
@@ -76,6 +77,11 @@ export async function predictCommand(positionals: readonly string[], options: Pr
   }
   printPrediction(answer.prediction, answer.config, answer.capacity);
   console.log(`error:     ${bandText(answer.band)}`);
+  const t = answer.trend;
+  console.log(
+    `trend:     the recordings' own peaks give ${formatSize(t.reserved)} reserved, ${formatSize(t.allocated)} allocated here (the prediction ${t.reservedOff >= 0 ? '+' : ''}${(t.reservedOff * 100).toFixed(1)}%, ${t.allocatedOff >= 0 ? '+' : ''}${(t.allocatedOff * 100).toFixed(1)}%); ` +
+      `trusting ${t.trusted === 'trend' ? 'the recordings\' line' : 'the request-level prediction'}: ${t.why}`,
+  );
   printReplay(answer.result, answer.notes);
   printNeeded(answer.needed);
   if (options.out) console.log(`wrote ${options.out}`);
@@ -85,7 +91,7 @@ export async function predictCommand(positionals: readonly string[], options: Pr
 /** What predict answers, printed by the command and returned by the MCP server's `predict` tool. */
 export type PredictAnswer =
   | { kind: 'fit'; capacity: number; fits: SizeFit[]; json: object }
-  | { kind: 'at'; prediction: Prediction; band: PredictionBand; result: ReplayResult; notes: string[]; needed: MemoryNeeded; config: AllocatorConfig; capacity: Capacity | null; json: object };
+  | { kind: 'at'; prediction: Prediction; band: PredictionBand; trend: PeakTrend; result: ReplayResult; notes: string[]; needed: MemoryNeeded; config: AllocatorConfig; capacity: Capacity | null; json: object };
 
 /** The program at `options.at`, or the largest size that fits (`options.fit`), from `inputs` (nothing printed). */
 export async function predictAnswer(
@@ -153,7 +159,16 @@ export async function predictAnswer(
   const layoutSplit = layouts ? layoutNote(layouts) : null;
   const notes = [...prediction.stream.notes, ...replayNotes(result), ...(layoutSplit ? [layoutSplit] : [])];
   const needed = memoryNeeded(prediction.stream, config, capacity ? undefined : result.stats);
-  const band = new BandMeter(predictor, config).bandAt(prediction, { reserved: needed.peakReserved, allocated: needed.peakAllocated });
+  const meter = new BandMeter(predictor, config);
+  const peaks = { reserved: needed.peakReserved, allocated: needed.peakAllocated };
+  const band = meter.bandAt(prediction, peaks);
+  const trend = peakTrend(meter.recordedPeaks(), target, peaks, band.reserved, prediction.extrapolation);
+  if (trend.trusted === 'trend') {
+    notes.push(
+      `The recordings' own peaks put size ${grouped(target)} at ${formatSize(trend.reserved)} reserved and ${formatSize(trend.allocated)} allocated, ` +
+        `where the predicted run peaks at ${formatSize(peaks.reserved)} and ${formatSize(peaks.allocated)}: trusting the recordings' line for the peaks, since ${trend.why}.`,
+    );
+  }
   const need = {
     peak_reserved: needed.peakReserved,
     peak_allocated: needed.peakAllocated,
@@ -168,8 +183,17 @@ export async function predictAnswer(
     extrapolation: prediction.extrapolation,
     cudnn_workspaces: prediction.cudnnWorkspaces,
     band: bandJson(band),
+    trend: {
+      peak_reserved: trend.reserved,
+      peak_allocated: trend.allocated,
+      residual: trend.residual,
+      reserved_off: trend.reservedOff,
+      allocated_off: trend.allocatedOff,
+      trusted: trend.trusted,
+      why: trend.why,
+    },
   };
-  return { kind: 'at', prediction, band, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), address_layouts: layouts, prediction: quality, needs: need } };
+  return { kind: 'at', prediction, band, trend, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), address_layouts: layouts, prediction: quality, needs: need } };
 }
 
 /** prediction.band in --json: half-widths relative to the uncapped peaks, their ranges in bytes, and each measurement. */

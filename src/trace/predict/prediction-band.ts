@@ -65,6 +65,7 @@ export function peaksOf(stream: RequestStream, config: AllocatorConfig): Peaks {
 export class BandMeter {
   private measured: BandSource[] | null = null;
   private overheadStep = 0;
+  private peaks: ({ size: number } & Peaks)[] = [];
 
   constructor(
     private readonly predictor: SizePredictor,
@@ -76,6 +77,7 @@ export class BandMeter {
     if (this.measured) return this.measured;
     const { recordings } = this.predictor;
     const real = new Map(recordings.map((r) => [r, peaksOf(r.stream, this.config)]));
+    this.peaks = recordings.map((r) => ({ size: r.size, ...real.get(r)! }));
     const overhead = [...recordings].sort((a, b) => a.size - b.size).map((r) => real.get(r)!.reserved / real.get(r)!.allocated);
     for (let k = 1; k < overhead.length; k++) this.overheadStep = Math.max(this.overheadStep, Math.abs(overhead[k]! - overhead[k - 1]!));
     const error = (p: Peaks, r: SizedRecording) => ({ reserved: p.reserved / real.get(r)!.reserved - 1, allocated: p.allocated / real.get(r)!.allocated - 1 });
@@ -93,6 +95,12 @@ export class BandMeter {
       }
     }
     return (this.measured = out);
+  }
+
+  /** Each recording's own peaks, replayed as a prediction is (uncapped, addresses simulated). */
+  recordedPeaks(): ({ size: number } & Peaks)[] {
+    this.sources();
+    return this.peaks;
   }
 
   /** The band around `prediction`'s peaks (`peaks`: its replay's, under the meter's config). */
