@@ -97,7 +97,15 @@ export function BatchResults({ rows, snapshots, onClose }: { rows: BatchRow[]; s
           {grouped(shown.length)} of {grouped(rows.length)} rows
         </output>
       </div>
+      {/* Fixed columns: a long path, config or error is cut short (whole in its title), never widening the
+          table past its panel. */}
       <table>
+        <colgroup>
+          {header.map(([c]) => (
+            <col key={c} className={`col-${c}`} />
+          ))}
+          <col className="col-open" />
+        </colgroup>
         <thead>
           <tr>
             {header.map(([c, label]) => (
@@ -116,11 +124,16 @@ export function BatchResults({ rows, snapshots, onClose }: { rows: BatchRow[]; s
             const file = byName.get(base(r.file));
             return (
               <tr key={`${r.file}\u0000${r.conf}`} className={r.ok ? undefined : 'error'} data-file={c.file} data-conf={r.conf ?? ''}>
-                <td title={r.file}>{c.file}</td>
-                <td>
+                <td className="cut" title={r.file}>
+                  {c.file}
+                </td>
+                <td className="cut" title={c.conf as string}>
                   <code>{c.conf}</code>
                 </td>
-                <td>{c.outcome}</td>
+                {/* An error can be any length: cut short; an outcome is a sentence that wraps. */}
+                <td className={r.ok ? undefined : 'cut'} title={r.ok ? undefined : (c.outcome as string)}>
+                  {c.outcome}
+                </td>
                 <td className="num">{r.ok ? formatSize(c.peak as number) : ''}</td>
                 <td className="num">{r.ok && (c.gap as number) >= 0 ? formatSize(c.gap as number) : ''}</td>
                 <td>{c.what}</td>

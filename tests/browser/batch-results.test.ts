@@ -1,6 +1,7 @@
 // A fleet's results in the page: splitscope batch's results.jsonl chosen with some of its snapshots
 // opens as a table with batch-summary's lines above it, sortable and filterable; a row whose snapshot
-// was chosen along opens it under the row's config, with the figures `splitscope replay --conf` gives.
+// was chosen along opens it under the row's config, with the figures `splitscope replay --conf` gives;
+// at 1280 px the table fits its panel, long paths, configs and errors cut short with the whole in a title.
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,4 +59,42 @@ test('a results file that is not one is named, line and all', async () => {
   const page = session.page;
   await page.getByLabel('Fleet results…').setInputFiles([{ name: 'bad.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from('{"file":"a","ok":true}\nnope\n') }]);
   await page.getByText('bad.jsonl, line 2: not a row of splitscope batch (not JSON)').waitFor();
+});
+
+test('at 1280 px the table stays inside its panel: long text is cut short, whole in its title', async () => {
+  const page = session.page;
+  await page.setViewportSize({ width: 1280, height: 800 });
+  const dir = '/mnt/fleet/2025-03-14/llama-70b-sft/global_step_12000/ranks';
+  const error = `UnpicklingError: ${dir}/rank_17.pickle.gz is not a snapshot: ${'the stream ended inside a frame of the trace entries, '.repeat(6)}(truncated download?)`;
+  const conf = 'expandable_segments:True,max_split_size_mb:128,roundup_power2_divisions:[256:1,512:2,1024:4,>:8],garbage_collection_threshold:0.8';
+  const ok = {
+    file: `${dir}/rank_3_with_a_rather_long_name_from_the_job_scheduler_0123456789abcdef.pickle.gz`,
+    conf,
+    ok: true,
+    requests: 25_720,
+    recorded_conf: '',
+    recorded_oom_request: 25_719,
+    'reserved_bytes.all.peak': 79 * 2 ** 30,
+    'allocated_bytes.all.peak': 71 * 2 ** 30,
+    num_ooms: 1,
+    first_oom_request: 25_719,
+    outcome: 'OOM at request 25,719 of 25,720, where the recording ends; as recorded it ran out there too',
+    reserved_minus_allocated_at_oom: 6 * 2 ** 30,
+    reserved_at_oom: 79 * 2 ** 30,
+    categories_at_peak: { parameter: 1, gradient: 2, optimizer_state: 3, activation: 9, temporary: 1, input: 0, other: 0 },
+  };
+  const rows = [ok, { file: `${dir}/rank_17.pickle.gz`, conf, ok: false, error }, { file: `${dir}/rank_17.pickle.gz`, conf: null, ok: false, error }];
+  await page.getByLabel('Fleet results…').setInputFiles([{ name: 'long.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from(rows.map((r) => JSON.stringify(r)).join('\n')) }]);
+  const panel = page.getByRole('region', { name: 'Fleet results' });
+  await panel.locator('tbody tr.error').first().waitFor();
+  const widths = await panel.evaluate((el) => ({ table: el.querySelector('table')!.scrollWidth, panel: el.clientWidth, page: document.documentElement.scrollWidth, summary: el.querySelector('.batch-summary')!.scrollWidth }));
+  await page.locator('.batch-results').screenshot({ path: `${shots}/fleet-results-1280.png` });
+  expect(widths.table).toBeLessThanOrEqual(widths.panel);
+  expect(widths.summary).toBeLessThanOrEqual(widths.panel);
+  expect(widths.page).toBeLessThanOrEqual(1280);
+  // The error is cut short with an ellipsis, and its title holds the whole of it.
+  const cell = panel.locator('tbody tr.error td').nth(2);
+  expect(await cell.getAttribute('title')).toBe(`error: ${error}`);
+  expect(await cell.evaluate((td) => [td.scrollWidth > td.clientWidth, getComputedStyle(td).textOverflow])).toEqual([true, 'ellipsis']);
+  expect(await panel.locator('tbody tr.error td').nth(1).getAttribute('title')).toBe(conf);
 });
