@@ -24,6 +24,7 @@ import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
 import { OomBox } from './OomBox';
 import { PredictDialog } from './PredictDialog';
+import { RecordYours } from './RecordYours';
 import { BatchResults, readBatchRows } from './BatchResults';
 import type { BatchRow } from '../trace/batch/batch-rows';
 import { useDelayed } from './use-delayed';
@@ -134,6 +135,7 @@ export function App() {
             );
           }}
         />
+        <RecordYours />
         <span className="spacer" />
         <CopyLinkButton />
         <ThemeToggle />
