@@ -1,4 +1,5 @@
-// A file opened as recorded while the last source ran under other settings: said in one line, with a
+// A file opened as recorded while the last source was viewed under other settings (the user's what-if, not
+// what that file was recorded under): said in one line, with a
 // way to carry those settings over (in the config panel, so that the map and timeline do not move).
 import { useShallow } from 'zustand/react/shallow';
 import { sameDecisions } from '../allocator/config';
@@ -32,7 +33,7 @@ export function CarriedNote() {
   const what = [conf !== null ? `PYTORCH_CUDA_ALLOC_CONF=${conf || '(defaults)'}` : null, capacityBytes !== null ? `a ${formatSize(capacityBytes)} cap` : null].filter(Boolean).join(' and ');
   return (
     <p className="note carried" role="status">
-      Opened as recorded (its own config and cap); {carried.from} ran under <code>{what}</code>.{' '}
+      Opened as recorded (its own config and cap); you viewed {carried.from} under <code>{what}</code>.{' '}
       <button className="link" onClick={() => applySettings(carried.settings)}>
         Apply that here too
       </button>{' '}

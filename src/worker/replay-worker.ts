@@ -12,7 +12,7 @@ import { fragmentation } from '../trace/measures/fragmentation';
 import { layoutBuffers, memoryLayout } from '../trace/measures/memory-layout';
 import type { CachingAllocator } from '../allocator/caching-allocator';
 import { replay, ReplayCursor, type ReplayOom, type ReplayOptions, type ReplayResult } from '../trace/replay/replay';
-import { oomVerdict, planSnapshotReplay, replayNotes } from '../trace/replay/replay-snapshot';
+import { oomVerdict, PAGE_WORDS, planSnapshotReplay, replayNotes } from '../trace/replay/replay-snapshot';
 import { RequestKind, type RequestStream } from '../trace/stream/request-stream';
 import type { Snapshot } from '../trace/snapshot/snapshot';
 import { allocationStacks, stackMatcher, type AllocationStacks, type StackSelection } from '../trace/measures/allocation-stacks';
@@ -305,7 +305,7 @@ function run(settings: ReplaySettings, { keepEvents = false, viewAt }: { keepEve
   // A predicted run under a cap is judged under the recordings' address layouts too; a split is said.
   const prediction = source?.prediction?.last;
   const split = prediction && options.capacity ? layoutNote(verdictUnderLayouts(stream, options, options.capacity, prediction.layouts, { all: true, driver: result })) : null;
-  const said = [...replayNotes(result), ...oomVerdict(stream, result), ...(split ? [split] : [])];
+  const said = [...replayNotes(result, PAGE_WORDS), ...oomVerdict(stream, result), ...(split ? [split] : [])];
   if (said.length > 0) summary.notes = [...summary.notes, ...said];
   return { result, summary, view };
 }

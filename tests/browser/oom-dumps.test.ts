@@ -140,7 +140,7 @@ test("a run that survived OOMs of cuDNN workspaces opens as one that finished: n
   expect(notes).toMatch(/41 cuDNN workspace allocations did not fit \(the first at request [\d,]+\)\. PyTorch catches each such OOM/);
 });
 
-test('the config the last file ran under is offered for the next one, unless that one was recorded under it', async () => {
+test('the config the last file was viewed under is offered for the next one, unless that one was recorded under it', async () => {
   const page = session.page;
   const field = page.getByLabel('PYTORCH_CUDA_ALLOC_CONF');
   const note = page.locator('.note.carried');
@@ -149,11 +149,27 @@ test('the config the last file ran under is offered for the next one, unless tha
   await field.press('Enter');
   await ready();
   await open(DUMPS[5]!); // also the defaults': the config is offered
-  await expect.poll(() => note.textContent()).toContain('ran under PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128');
+  // It was recorded under the defaults and viewed under max_split_size_mb:128: said as such, not as how it ran.
+  await expect.poll(() => note.textContent()).toContain('you viewed');
+  expect(await note.textContent()).toMatch(/you viewed \S+ under PYTORCH_CUDA_ALLOC_CONF=max_split_size_mb:128\./);
+  expect(await note.textContent()).not.toContain('ran under');
   await note.getByRole('button', { name: 'Apply that here too' }).click();
   await expect.poll(() => field.inputValue()).toBe('max_split_size_mb:128');
   await ready();
   await open(DUMPS[1]!); // recorded under max_split_size_mb:128 itself: nothing to offer
   await expect.poll(() => page.locator('.notes').getAttribute('aria-busy')).toBe('false');
   expect(await note.count()).toBe(0);
+});
+
+test("the page's notes name its own controls, not the CLI's flags", async () => {
+  const page = session.page;
+  // A run recorded under a cap it never ran out under: the replay without it needs segments the recording never made.
+  const file = 'llama-seq-745__default__cap2.65GiB.pickle.gz';
+  await page.setInputFiles('header input[type=file]', { name: file, mimeType: 'application/gzip', buffer: readFileSync(`tests/fixtures/sizes/${file}`) });
+  await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent === ${JSON.stringify(file)}`, undefined, { timeout: 60_000 });
+  await ready();
+  await expect.poll(() => page.locator('.notes').getAttribute('aria-busy')).toBe('false');
+  const notes = (await page.locator('.notes').textContent())!;
+  expect(notes).toContain('a memory cap in the recording that was not given (the Memory cap control)');
+  expect(notes).not.toMatch(/--[a-z]/);
 });

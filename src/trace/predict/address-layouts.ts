@@ -105,6 +105,6 @@ export function layoutNote(v: LayoutVerdict): string | null {
     `with its segments where the driver model puts them (the run shown) it ${verb(driverFits)}` +
     (same.length ? `, as at the addresses of ${same.join(' and ')}` : '') +
     `; at the addresses of ${others.join(' and ')} it ${verb(!driverFits)}. ` +
-    `Most of the ${v.layouts.length} layouts tried ${v.fits ? 'fit' : 'run out'}, and so the size counts as ${v.fits ? 'fitting' : 'running out'} (predict --fit).`
+    `Most of the ${v.layouts.length} layouts tried ${v.fits ? 'fit' : 'run out'}, and so the size counts as ${v.fits ? 'fitting' : 'running out'} where the largest size that fits is sought.`
   );
 }

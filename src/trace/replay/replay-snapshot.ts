@@ -160,7 +160,14 @@ export function oomVerdict(stream: RequestStream, result: ReplayResult): string[
 
 /** What a replay tells the user about itself: parts of the state before the trace that it left out,
  * and segments a recorded-address replay had to place itself. */
-export function replayNotes(result: ReplayResult): string[] {
+/** What the notes call the settings the user gives, where they are read: the CLI's flags or the page's controls. */
+export interface NoteWords {
+  capacity: string;
+}
+export const CLI_WORDS: NoteWords = { capacity: '--capacity' };
+export const PAGE_WORDS: NoteWords = { capacity: 'the Memory cap control' };
+
+export function replayNotes(result: ReplayResult, words: NoteWords = CLI_WORDS): string[] {
   const notes = result.problems.map((p) => `Inconsistent trace: ${p}`);
   const together = maxSplitWithExpandable(result.allocator.config);
   if (together) notes.push(together);
@@ -176,7 +183,7 @@ export function replayNotes(result: ReplayResult): string[] {
     notes.push(
       `The recording never made ${result.divergences.length} of the segments this replay needed ` +
         `(first at request ${first.request}, ${first.size} bytes): those were placed by the driver model. ` +
-        'The usual reason is a memory cap in the recording that was not given (--capacity).',
+        `The usual reason is a memory cap in the recording that was not given (${words.capacity}).`,
     );
   }
   return notes;
