@@ -11,6 +11,7 @@ import { keyId, sourceKeyOf } from '../state/view-key';
 import { GLOSSARY, type Term } from './glossary';
 import { useDelayed } from './use-delayed';
 import { useMemoryKinds } from './use-memory-kinds';
+import { useRovingFocus } from './use-roving-focus';
 import { bytesByCategoryIn, CATEGORY_NAMES, categorySentence } from '../trace/categories/categories';
 import type { MemoryLayout } from '../trace/measures/memory-layout';
 
@@ -30,10 +31,11 @@ const COUNT_ROWS: [string, Term][] = [
 ];
 const TERMS: Term[] = ['request', ...BYTE_ROWS.map(([, t]) => t), 'reserved − allocated', 'largest free block', 'external fragmentation', ...COUNT_ROWS.map(([, t]) => t), 'segment', 'stream', 'cap'];
 
-/** A term with its explanation on hover (and by keyboard focus). */
+/** A term with its explanation on hover (and by keyboard focus: the panel's terms are one tab stop,
+ * use-roving-focus.ts sets each one's tabIndex). */
 export function TermLabel({ term }: { term: Term }) {
   return (
-    <span className="term" title={GLOSSARY[term]} tabIndex={0}>
+    <span className="term" title={GLOSSARY[term]}>
       {term}
     </span>
   );
@@ -66,13 +68,14 @@ export function StatsPanel() {
   const current = !!summary && !!view && keyId(view.key) === keyId(key) && keyId(summary.key) === keyId(key);
   const dim = useDelayed(!current);
   const kinds = useMemoryKinds();
+  const terms = useRovingFocus<HTMLElement>('.term');
   if (!summary || !view) return <section className="stats-panel" aria-label="Stats" />;
   const at = view.stats;
   const end = summary.stats;
   const f = view.fragmentation;
   const atEnd = view.cursor === summary.requests - 1;
   return (
-    <section className={`stats-panel${dim ? ' updating' : ''}`} aria-label="Stats" aria-busy={!current} data-key={keyId(view.key)}>
+    <section className={`stats-panel${dim ? ' updating' : ''}`} aria-label="Stats" aria-busy={!current} data-key={keyId(view.key)} {...terms}>
       <h2>
         After request {grouped(view.cursor)}
         {atEnd ? ' (the end)' : ''}
@@ -152,7 +155,7 @@ function MemoryKinds({ of, layout, peakRequest, atPeak, seek }: { of: Uint8Array
   return (
     <section className="memory-kinds-stats" aria-label="What the memory is">
       <h3>
-        <span className="term" tabIndex={0} title="Requested bytes of the allocations alive at the cursor, by what they are: from the phase of the program each was made and freed in (forward, backward, the optimizer step, model setup), read from its stack.">
+        <span className="term" title="Requested bytes of the allocations alive at the cursor, by what they are: from the phase of the program each was made and freed in (forward, backward, the optimizer step, model setup), read from its stack.">
           What is allocated, by category
         </span>
       </h3>
