@@ -186,8 +186,10 @@ export const replayedKey = (key: ViewKey, signal: AbortSignal): Promise<ReplaySu
  * to those on screen, so that the share link carries only what was applied; on a source's first replay
  * (a link's settings refused) the source opens as recorded and says what it could not apply.
  */
-function requestReplay(key: ViewKey, cursor: number | null | 'firstOom', named: string | null = null): void {
+function requestReplay(key: ViewKey, cursor: number | null | 'firstOom', named: string | null = null, followOom = false): void {
   void replays.schedule(async () => {
+    // The run on screen before: a change that makes the run fail (or fail elsewhere) goes to its first OOM.
+    const before = useSession.getState().summary;
     try {
       const { summary, timeline, view } = await callWorker((w) => w.replay(key, cursor));
       // A source opened meanwhile (a file chosen while the built-in workload replayed): its replay
@@ -196,6 +198,12 @@ function requestReplay(key: ViewKey, cursor: number | null | 'firstOom', named: 
       // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
       mark('splitscope:replay-result');
       useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
+      if (followOom) {
+        const first = summary.ooms[0]?.request;
+        const had = before && before.key.source === key.source ? (before.ooms[0]?.request ?? null) : null;
+        // Where the eye is: the cursor at the new first OOM, the OOM box in view (as a dump opens).
+        if (first !== undefined && first !== had && view.cursor !== first) useSession.getState().seek(first);
+      }
     } catch (e) {
       const s = useSession.getState();
       if (s.sourceId !== key.source || isSuperseded(e)) return;
@@ -215,9 +223,10 @@ function requestReplay(key: ViewKey, cursor: number | null | 'firstOom', named: 
   });
 }
 
-/** Replays the current key, the cursor where it is (the user sees the moment they were looking at). */
-function replayCurrent(cursor: number | null = shownCursor()): void {
-  requestReplay(currentKey(), cursor);
+/** Replays the current key, the cursor where it is (the user sees the moment they were looking at);
+ * `followOom`: a settings change, after which a run that now fails (or fails at another request) shows its first OOM. */
+function replayCurrent(cursor: number | null = shownCursor(), followOom = false): void {
+  requestReplay(currentKey(), cursor, null, followOom);
 }
 
 /**
@@ -462,7 +471,7 @@ export const useSession = create<SessionState>()((set, get) => ({
       return;
     }
     set({ settings: { ...get().settings, conf: text }, confError: null, carried: null });
-    replayCurrent();
+    replayCurrent(shownCursor(), true);
   },
   setMaxSplit(mb) {
     // From the config last asked for, so that quick steps of the slider build on each other.
@@ -476,11 +485,11 @@ export const useSession = create<SessionState>()((set, get) => ({
       return;
     }
     set({ settings: { ...get().settings, conf }, confError: null, carried: null });
-    replayCurrent();
+    replayCurrent(shownCursor(), true);
   },
   setCapacity(bytes) {
     set({ settings: { ...get().settings, capacityBytes: bytes }, carried: null });
-    replayCurrent();
+    replayCurrent(shownCursor(), true);
   },
   applySettings({ conf, capacityBytes }) {
     const refused = conf !== null ? configRefusal(conf) : null;
@@ -489,7 +498,7 @@ export const useSession = create<SessionState>()((set, get) => ({
       return;
     }
     set({ settings: { ...get().settings, conf, capacityBytes }, confError: null, carried: null });
-    replayCurrent();
+    replayCurrent(shownCursor(), true);
   },
   setDevice(device) {
     set({ settings: { ...get().settings, device } });
@@ -588,7 +597,7 @@ export const useSession = create<SessionState>()((set, get) => ({
   setSize(size) {
     if (get().settings.size === undefined || !(size > 0)) return;
     set({ settings: { ...get().settings, size } });
-    replayCurrent();
+    replayCurrent(shownCursor(), true);
   },
   openWorkload(workload, params = {}, at) {
     set({ error: null });
