@@ -23,6 +23,7 @@ import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
 import { OomBox } from './OomBox';
+import { PeakStory } from './PeakStory';
 import { PredictDialog } from './PredictDialog';
 import { RecordYours } from './RecordYours';
 import { BatchResults, readBatchRows } from './BatchResults';
@@ -202,6 +203,7 @@ export function App() {
             </div>
           )}
           {summary && <OomBox />}
+          {summary && <PeakStory />}
           {comparing ? <ComparePanel /> : <ViewPanels />}
           {summary && <StackPanel />}
           {summary && <EventList />}
