@@ -30,7 +30,7 @@ export const linkSourceSchema = z.discriminatedUnion('kind', [
 export type LinkSource = z.infer<typeof linkSourceSchema>;
 
 /** The panels a link can open. */
-export const PANEL_IDS = ['guide', 'export', 'ooms', 'explorer', 'stacks', 'events', 'recordings'] as const;
+export const PANEL_IDS = ['guide', 'export', 'ooms', 'explorer', 'stacks', 'events', 'recordings', 'prediction-chart'] as const;
 const panelSchema = z.enum(PANEL_IDS);
 export type PanelId = z.infer<typeof panelSchema>;
 

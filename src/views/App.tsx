@@ -24,6 +24,7 @@ import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
 import { OomBox } from './OomBox';
 import { PeakStory } from './PeakStory';
+import { PredictionChart } from './PredictionChart';
 import { PredictDialog } from './PredictDialog';
 import { RecordYours } from './RecordYours';
 import { BatchResults, readBatchRows } from './BatchResults';
@@ -204,6 +205,7 @@ export function App() {
           )}
           {summary && <OomBox />}
           {summary && <PeakStory />}
+          {summary?.prediction && <PredictionChart facts={summary.prediction} cap={summary.capacity?.kind === 'fraction' ? summary.capacity.bytes : null} />}
           {comparing ? <ComparePanel /> : <ViewPanels />}
           {summary && <StackPanel />}
           {summary && <EventList />}

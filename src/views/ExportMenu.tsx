@@ -1,5 +1,5 @@
 // Exports: the replayed run as a PyTorch snapshot (pickle for pytorch.org/memory_viz, or JSON), the
-// sweep as CSV, the timeline and the segment map (at its zoom) as SVG or PNG.
+// sweep as CSV, the timeline, the segment map (at its zoom) and a prediction's chart as SVG or PNG.
 import { useState } from 'react';
 import { usePanel } from './use-panel';
 import { exportRun, useSession } from '../state/session-store';
@@ -27,6 +27,12 @@ export function ExportMenu() {
     if (!svg) throw new Error('There is no timeline to export yet.');
     return standaloneSvg(svg);
   };
+  const hasPrediction = useSession((s) => s.summary?.prediction !== undefined);
+  const predictionSvg = (): string => {
+    const svg = document.querySelector<SVGSVGElement>('svg[aria-label="Prediction chart"]');
+    if (!svg) throw new Error('Open the prediction chart first: it is drawn where it is open.');
+    return standaloneSvg(svg);
+  };
   return (
     <details className="export" {...panel}>
       <summary>Export…</summary>
@@ -44,6 +50,12 @@ export function ExportMenu() {
         </button>
         <button onClick={run(async () => download(`${base}-timeline.svg`, new Blob([timelineSvg()], { type: 'image/svg+xml' })))}>Timeline (.svg)</button>
         <button onClick={run(async () => download(`${base}-timeline.png`, await svgToPng(timelineSvg())))}>Timeline (.png)</button>
+        {hasPrediction && (
+          <>
+            <button onClick={run(async () => download(`${base}-prediction.svg`, new Blob([predictionSvg()], { type: 'image/svg+xml' })))}>Prediction chart (.svg)</button>
+            <button onClick={run(async () => download(`${base}-prediction.png`, await svgToPng(predictionSvg())))}>Prediction chart (.png)</button>
+          </>
+        )}
         <button onClick={run(async () => download(`${base}-segment-map.svg`, new Blob([segmentMapSvg()], { type: 'image/svg+xml' })))}>Segment map (.svg)</button>
         <button onClick={run(async () => download(`${base}-segment-map.png`, await segmentMapPng()))}>Segment map (.png)</button>
       </div>

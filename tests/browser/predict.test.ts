@@ -91,6 +91,28 @@ test('two recordings and a size in, the predicted run out, with the figures of s
   // The CLI's answer, with its error band where it crosses the cap.
   expect(await page.locator('.prediction-fit').textContent()).toBe(`Largest size that fits the cap: ${fit.map((f) => `${f.answer} with ${f.conf || 'the defaults'}${after(f)}`).join('; ')}.`);
   await page.locator('.size-control').screenshot({ path: `${shots}/prediction-fit.png` });
+  // The chart with the room of one: sizes and bytes on labelled axes, the cap, the recorded sizes, the
+  // band, the sizes that run out and the largest that fits (the CLI's), and as SVG in Export.
+  await page.getByText('Prediction chart: peaks against the size').click();
+  const chart = page.locator('svg[aria-label="Prediction chart"]');
+  await expect.poll(() => chart.getAttribute('aria-busy')).toBe('false');
+  await expect.poll(async () => Number(await chart.getAttribute('width'))).toBeGreaterThan(500);
+  const chartText = (await chart.textContent())!;
+  expect(chartText).toMatch(/GiB/);
+  expect(chartText).toContain('cap 1.58 GiB');
+  expect(chartText).toContain(`largest that fits: ${fit[0]!.largest}`);
+  expect(chartText).toContain('size (the batch or sequence length the recordings ran at)');
+  expect(await chart.locator('.pc-recorded').evaluateAll((gs) => gs.map((g) => Number((g as SVGElement).dataset.size)))).toEqual([4, 8]);
+  expect(await chart.locator('.prediction-band').count()).toBe(1);
+  expect(await chart.locator('.prediction-oom').count()).toBeGreaterThan(0);
+  await page.locator('.prediction-chart-panel').screenshot({ path: `${shots}/prediction-chart.png` });
+  await page.getByText('Export…').click();
+  const [svgFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Prediction chart (.svg)' }).click()]);
+  const svgText = readFileSync((await svgFile.path())!, 'utf8');
+  expect(svgText).toMatch(/^<svg[^>]*xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+  expect(svgText).toContain('largest that fits');
+  expect(svgText).toContain('Predicted peaks against the size, under the defaults, capped at 1.58 GiB');
+  await page.getByText('Export…').click();
   // Past the largest that fits, the OOM box's fixes name it: the run at that size, replayed.
   const failing = fit[0]!.first_failing;
   while (Number(await size.getAttribute('aria-valuenow')) < failing) {
