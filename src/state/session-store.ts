@@ -22,10 +22,12 @@ import { DEFAULT_LOOK, MAX_EMBEDDED_FILE_BYTES, type LinkFile, type LinkSource, 
 import { callWorker, callback, moved, onWorkerBusy, workerBusy, workerIdle } from './replay-client';
 import { keyFromId, keyId, keyOf, sourceKeyOf, sourceParts } from './view-key';
 
-/** Settings and cursor a source opens with (a share link's), instead of its own and the first OOM or the end. */
+/** Settings and cursor a source opens with (a share link's, a fleet row's), instead of its own and the first OOM or the end. */
 export interface OpenAt {
   settings: ReplaySettings;
-  cursor: number | null;
+  /** null: the last request; 'runFirstOom': the first OOM of the run under `settings` (a fleet row's
+   * config fails where the run does, not where the recording did), else the recording's, else the last. */
+  cursor: number | null | 'runFirstOom';
   /** How the view looks: the segment map's zoom and pinned allocation, the open panels. */
   look?: ViewLook;
   /** Configs compared side by side (the link's comparison). */
@@ -182,22 +184,26 @@ export const replayedKey = (key: ViewKey, signal: AbortSignal): Promise<ReplaySu
 
 /**
  * Replays `key` with the cursor at `cursor` (null: the last request; 'firstOom': the recording's first
- * OOM, or the last request). A replay that fails leaves the view as it was and takes the settings back
- * to those on screen, so that the share link carries only what was applied; on a source's first replay
- * (a link's settings refused) the source opens as recorded and says what it could not apply.
+ * OOM, or the last request; 'runFirstOom': this run's first OOM, known once it ran, else as 'firstOom').
+ * A replay that fails leaves the view as it was and takes the settings back to those on screen, so
+ * that the share link carries only what was applied; on a source's first replay (a link's settings
+ * refused) the source opens as recorded and says what it could not apply.
  */
-function requestReplay(key: ViewKey, cursor: number | null | 'firstOom', named: string | null = null, followOom = false): void {
+function requestReplay(key: ViewKey, cursor: number | null | 'firstOom' | 'runFirstOom', named: string | null = null, followOom = false): void {
   void replays.schedule(async () => {
     // The run on screen before: a change that makes the run fail (or fail elsewhere) goes to its first OOM.
     const before = useSession.getState().summary;
     try {
-      const { summary, timeline, view } = await callWorker((w) => w.replay(key, cursor));
+      // The worker places the view before the run: at the recording's OOM, where the run's often is too.
+      const { summary, timeline, view } = await callWorker((w) => w.replay(key, cursor === 'runFirstOom' ? 'firstOom' : cursor));
       // A source opened meanwhile (a file chosen while the built-in workload replayed): its replay
       // comes next, and this one's answer is not shown under it.
       if (useSession.getState().sourceId !== key.source) return;
       // For benchmarks: when the worker's answer reached the page (the rest is the page's own work).
       mark('splitscope:replay-result');
       useSession.setState({ summary, timeline, view, cursor: view.cursor, progress: null, opening: false });
+      const ranOutAt = summary.ooms[0]?.request;
+      if (cursor === 'runFirstOom' && ranOutAt !== undefined && view.cursor !== ranOutAt) useSession.getState().seek(ranOutAt);
       if (followOom) {
         const first = summary.ooms[0]?.request;
         const had = before && before.key.source === key.source ? (before.ooms[0]?.request ?? null) : null;

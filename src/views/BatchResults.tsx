@@ -1,10 +1,10 @@
 // A fleet's results (splitscope batch's results.jsonl) as a table: one row per file and config, sortable
 // by any column, filtered by text and by outcome, with batch-summary's lines above it. A row whose
-// snapshot was chosen along with the results opens it, under the row's config.
+// snapshot was chosen along with the results opens it, under the row's config, at that run's first OOM.
 import { useMemo, useState } from 'react';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
-import { useSession } from '../state/session-store';
+import { AS_RECORDED, useSession } from '../state/session-store';
 import type { BatchRow } from '../trace/batch/batch-rows';
 import { batchSummary, batchSummaryText } from '../trace/batch/batch-summary';
 import { CATEGORY_KEYS, CATEGORY_NAMES } from '../trace/categories/categories';
@@ -52,7 +52,6 @@ function cells(r: BatchRow): Record<Column, string | number> {
 
 export function BatchResults({ rows, snapshots, onClose }: { rows: BatchRow[]; snapshots: File[]; onClose(): void }) {
   const openFile = useSession((s) => s.openFile);
-  const setConf = useSession((s) => s.setConf);
   const [sort, setSort] = useState<{ by: Column; down: boolean }>({ by: 'file', down: false });
   const [text, setText] = useState('');
   const [show, setShow] = useState<Show>('all');
@@ -142,10 +141,9 @@ export function BatchResults({ rows, snapshots, onClose }: { rows: BatchRow[]; s
                     (file ? (
                       <button
                         className="link"
-                        onClick={async () => {
-                          await openFile(file);
-                          if (r.conf !== null) setConf(r.conf);
-                        }}
+                        // Under the row's config from the first replay, at that run's first OOM: opened as
+                        // recorded and then changed, the cursor stayed at the end while it opened.
+                        onClick={() => void openFile(file, { settings: { ...AS_RECORDED, conf: r.conf }, cursor: 'runFirstOom' })}
                       >
                         open
                       </button>

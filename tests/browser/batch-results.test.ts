@@ -55,6 +55,37 @@ test('results and snapshots in, a table out; a row opens its snapshot under its 
   expect(stats['reserved_bytes.all.peak']).toBe(JSON.parse(cli('replay', FILES[0]!, '--conf', CONFS[0]!, '--json')).stats['reserved_bytes.all.peak']);
 });
 
+test('"open" on an OOM row lands at the OOM the row names, under its config, the OOM box in view', async () => {
+  const page = session.page;
+  // Under max_split_size_mb:128 the ViT's run fails thousands of requests before its recording's own OOM
+  // (15,986 against 20,141); the other's at its recording's own, one request before the end, where
+  // the cursor used to land.
+  const files = ['tests/fixtures/real/vit_oom__expandable_segments=True.pickle.gz', 'tests/fixtures/real/oom__default.pickle.gz'];
+  const out = join(mkdtempSync(join(tmpdir(), 'splitscope-fleet-')), 'results.jsonl');
+  cli('batch', ...files, '--conf', CONFS[1]!, '--out', out, '--workers', '1');
+  await ready();
+  const rows = readFileSync(out, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  await page.getByLabel('Fleet results…').setInputFiles([
+    { name: 'results.jsonl', mimeType: 'application/jsonl', buffer: readFileSync(out) },
+    ...files.map((f) => ({ name: f.split('/').pop()!, mimeType: 'application/gzip', buffer: readFileSync(f) })),
+  ]);
+  const table = page.getByRole('region', { name: 'Fleet results' });
+  const box = page.getByRole('note', { name: 'Why this request failed' });
+  for (const name of files.map((f) => f.split('/').pop()!)) {
+    const r = rows.find((row) => (row.file as string).endsWith(`/${name}`));
+    expect(r.first_oom_request).not.toBeNull();
+    if (name.startsWith('vit')) expect(r.first_oom_request).not.toBe(r.recorded_oom_request);
+    await table.locator(`tbody tr[data-file="${name}"][data-conf="${CONFS[1]}"]`).getByRole('button', { name: 'open' }).click();
+    await page.waitForFunction(`document.querySelector('.source-line strong')?.textContent === ${JSON.stringify(name)}`, undefined, { timeout: 60_000 });
+    await ready();
+    expect(await page.getByLabel('PYTORCH_CUDA_ALLOC_CONF', { exact: true }).inputValue()).toBe(CONFS[1]);
+    await expect.poll(() => box.getAttribute('data-request')).toBe(String(r.first_oom_request));
+    expect(await box.isVisible()).toBe(true);
+    expect(await page.evaluate<number>('window.splitscope.cursor().index')).toBe(r.first_oom_request);
+  }
+  expect(session.errors).toEqual([]);
+});
+
 test('a results file that is not one is named, line and all', async () => {
   const page = session.page;
   await page.getByLabel('Fleet results…').setInputFiles([{ name: 'bad.jsonl', mimeType: 'application/jsonl', buffer: Buffer.from('{"file":"a","ok":true}\nnope\n') }]);
