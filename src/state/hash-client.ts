@@ -2,8 +2,14 @@
 import type { HashReply } from '../worker/hash-worker';
 import { startWorker } from './workers';
 
+/** Hashes already taken: a file chosen for a link is hashed before it opens, and its share link
+ * asks for the same hash after its first view. */
+const known = new WeakMap<Blob, string>();
+
 /** The SHA-256 of `file`, computed off the page's thread; `signal` ends the worker and rejects. */
 export function hashFile(file: Blob, signal?: AbortSignal): Promise<string> {
+  const sha256 = known.get(file);
+  if (sha256 !== undefined) return Promise.resolve(sha256);
   return new Promise((resolve, reject) => {
     const worker = startWorker('hash');
     const end = (): void => worker.terminate();
@@ -14,8 +20,9 @@ export function hashFile(file: Blob, signal?: AbortSignal): Promise<string> {
     worker.onmessage = (event: MessageEvent<HashReply>) => {
       end();
       const m = event.data;
-      if ('sha256' in m) resolve(m.sha256);
-      else reject(new Error(`The file could not be read to hash it: ${m.error}`));
+      if (!('sha256' in m)) return reject(new Error(`The file could not be read to hash it: ${m.error}`));
+      known.set(file, m.sha256);
+      resolve(m.sha256);
     };
     worker.onerror = (event: ErrorEvent) => {
       event.preventDefault();

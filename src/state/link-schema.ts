@@ -17,6 +17,8 @@ const linkFileSchema = z.object({
   sha256: z.string().regex(/^[0-9a-f]{64}$/),
   /** The file itself, base64url, when it was small enough to embed. */
   data: z.string().max(Math.ceil((MAX_EMBEDDED_FILE_BYTES * 4) / 3) + 4).optional(),
+  /** Else its size in bytes, so that a page asking for it can say which file it means (absent in older links). */
+  size: z.number().int().nonnegative().optional(),
 });
 export type LinkFile = z.infer<typeof linkFileSchema>;
 

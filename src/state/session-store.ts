@@ -47,6 +47,18 @@ export function tooLargeToOpen(file: File): string | null {
   return file.size > MAX_FILE_BYTES ? `${file.name} is ${(file.size / 2 ** 30).toFixed(1)} GiB: too large to open here (limit 1.5 GiB).` : null;
 }
 
+/** What a share link waits for, and how far a file chosen for it got. */
+export interface Awaiting {
+  name: string;
+  /** The file's size in bytes, where the link says (links from before it did not). */
+  size?: number;
+  prediction?: boolean;
+  /** A file chosen for it, being hashed to check it is the link's. */
+  checking?: string;
+  /** A file chosen for it that is not the link's: nothing opens until the user says how (`openChosenInstead`). */
+  chosenInstead?: File;
+}
+
 interface SessionState {
   busy: boolean;
   /** A new source is being read and replayed. */
@@ -72,7 +84,7 @@ interface SessionState {
   /** A source opened as recorded while the last one ran under other settings: those, to apply again if wanted. */
   carried: { from: string; settings: ReplaySettings } | null;
   /** A share link names a file too large to travel in it (or a prediction's recordings): nothing is shown until it is opened. */
-  awaiting: { name: string; prediction?: boolean } | null;
+  awaiting: Awaiting | null;
   /** Configs compared side by side over the source (the comparison is open), '' for the defaults. */
   compare: string[] | null;
   look: ViewLook;
@@ -93,6 +105,11 @@ interface SessionState {
   seek(cursor: number): void;
   setPlaying(playing: boolean): void;
   openFile(file: File, at?: OpenAt): Promise<void>;
+  /** A file the user chose (a button, a drop): while a link waits for its file, it is checked first:
+   * the link's opens as the link says, another waits for the user's word (`awaiting.chosenInstead`). */
+  chooseFile(file: File): Promise<void>;
+  /** The file chosen instead of the link's opens under the link's settings, or as recorded. */
+  openChosenInstead(how: 'link' | 'recorded'): Promise<void>;
   openBytes(name: string, bytes: ArrayBuffer, at?: OpenAt): Promise<void>;
   openSample(at?: OpenAt): Promise<void>;
   openWorkload(id: string, params?: Record<string, number>, at?: OpenAt): void;
@@ -364,7 +381,7 @@ async function openSource(name: string, id: number, start: () => Promise<string>
  * worker after its first view); `linkOf` makes the source's link from the SHA-256 (a share link that
  * waits for a file with that hash then says how it opens).
  */
-async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: string) => LinkSource, at: OpenAt | undefined): Promise<void> {
+async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: string) => LinkSource, at: OpenAt | undefined): Promise<boolean> {
   useSession.setState({ error: null, progress: 0 });
   let opened = false;
   const onProgress = callback((fraction: number) => {
@@ -402,7 +419,7 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
     () => at,
   );
   if (ok) whenOpened?.();
-  if (!ok || link) return;
+  if (!ok || link) return ok;
   // A File: the view first, then its hash (in the hash worker, once the view is drawn: ~130 MB/s,
   // which would take a core from the parse), then the link (unless another source came meanwhile).
   const current = (): boolean => useSession.getState().sourceId === id;
@@ -423,23 +440,66 @@ async function open(name: string, data: Blob | ArrayBuffer, linkOf: (sha256: str
     if (hashing === done) hashing = null;
   });
   hashing = done;
+  return true;
+}
+
+/** Opens a file (a small one is read here: it travels in the share link; a larger one the worker
+ * reads); whether it opened. */
+async function openFileAt(file: File, at: OpenAt | undefined): Promise<boolean> {
+  // For benchmarks: the moment a file was chosen (its open ends at 'splitscope:replay-result' and the next frames).
+  clearTimings();
+  mark('splitscope:open-start');
+  const refused = tooLargeToOpen(file);
+  if (refused) {
+    useSession.setState({ error: refused });
+    return false;
+  }
+  if (file.size <= MAX_EMBEDDED_FILE_BYTES) return openBytesAt(file.name, await file.arrayBuffer(), at);
+  return open(file.name, file, (sha256) => fileLink(file.name, sha256, file.size), at);
+}
+
+function openBytesAt(name: string, bytes: ArrayBuffer, at: OpenAt | undefined): Promise<boolean> {
+  const size = bytes.byteLength;
+  const kept = size <= MAX_EMBEDDED_FILE_BYTES ? bytes.slice(0) : undefined;
+  return open(name, bytes, (sha256) => fileLink(name, sha256, size, kept), at);
 }
 
 /** A share link named a file it could not carry: when a file with this hash opens, it opens so, and
  * `opened` runs once it is open. Meanwhile nothing is shown under the link's settings. */
-let awaitedFile: { sha256: string; at: OpenAt; opened?: () => void } | null = null;
+interface AwaitedFile {
+  sha256: string;
+  at: OpenAt;
+  opened?: () => void;
+}
+let awaitedFile: AwaitedFile | null = null;
 
-export function awaitFile(name: string, sha256: string, at: OpenAt, opened?: () => void): void {
-  awaitedFile = { sha256, at, ...(opened ? { opened } : {}) };
-  useSession.setState({ awaiting: { name } });
+export function awaitFile(file: LinkFile, at: OpenAt, opened?: () => void): void {
+  awaitedFile = { sha256: file.sha256, at, ...(opened ? { opened } : {}) };
+  useSession.setState({ awaiting: { name: file.name, ...(file.size !== undefined ? { size: file.size } : {}) } });
+}
+
+/** Opens `file` for the link that waited for it: under the link's settings, or as recorded (the user
+ * said so); a file that fails to open leaves the link waiting. */
+async function openForLink(file: File, awaited: AwaitedFile, underLink: boolean): Promise<void> {
+  awaitedFile = null;
+  const opened = await openFileAt(file, underLink ? awaited.at : undefined);
+  if (opened && underLink) awaited.opened?.();
+  if (!opened) awaitedFile ??= awaited;
+}
+
+/** What the link waits for, without a chosen file's state. */
+function waitingOnly(awaiting: Awaiting): Awaiting {
+  const { checking: _checking, chosenInstead: _chosen, ...waiting } = awaiting;
+  return waiting;
 }
 
 /** A file's link: its name and hash, and the file itself when small enough to travel in the link
- * (`bytes`: then read on the page, before they go to the worker). */
-function fileLink(name: string, sha256: string, bytes?: ArrayBuffer): LinkSource {
+ * (`bytes`: then read on the page, before they go to the worker), else its size (a page that asks
+ * for it says which file it means). */
+function fileLink(name: string, sha256: string, size: number, bytes?: ArrayBuffer): LinkSource {
   return bytes && bytes.byteLength <= MAX_EMBEDDED_FILE_BYTES
     ? { kind: 'file', name, sha256, data: toBase64Url(new Uint8Array(bytes)) }
-    : { kind: 'file', name, sha256 };
+    : { kind: 'file', name, sha256, size };
 }
 
 export const useSession = create<SessionState>()((set, get) => ({
@@ -537,21 +597,39 @@ export const useSession = create<SessionState>()((set, get) => ({
     if (playing) play();
   },
   async openFile(file, at) {
-    // For benchmarks: the moment a file was chosen (its open ends at 'splitscope:replay-result' and the next frames).
-    clearTimings();
-    mark('splitscope:open-start');
+    await openFileAt(file, at);
+  },
+  async chooseFile(file) {
+    const awaited = awaitedFile;
+    const awaiting = get().awaiting;
+    if (!awaited || !awaiting) return void (await openFileAt(file, undefined));
     const refused = tooLargeToOpen(file);
-    if (refused) {
-      set({ error: refused });
+    if (refused) return set({ error: refused });
+    // Hashed before it opens: another file would show under the link's settings, or drop them, unsaid.
+    const waiting = waitingOnly(awaiting);
+    set({ awaiting: { ...waiting, checking: file.name }, error: null });
+    let sha256: string;
+    try {
+      sha256 = await hashFile(file);
+    } catch (e) {
+      if (awaitedFile === awaited) set({ awaiting: waiting, error: `${file.name}: ${message(e)}` });
       return;
     }
-    // A small file travels in the share link, so the page reads it; a larger one the worker reads.
-    if (file.size <= MAX_EMBEDDED_FILE_BYTES) await get().openBytes(file.name, await file.arrayBuffer(), at);
-    else await open(file.name, file, (sha256) => fileLink(file.name, sha256), at);
+    // Another link (Back, Forward) waits for its own file now.
+    if (awaitedFile !== awaited) return;
+    if (sha256 !== awaited.sha256) return set({ awaiting: { ...waiting, chosenInstead: file } });
+    set({ awaiting: waiting });
+    await openForLink(file, awaited, true);
+  },
+  async openChosenInstead(how) {
+    const awaited = awaitedFile;
+    const file = get().awaiting?.chosenInstead;
+    if (!awaited || !file) return;
+    set({ awaiting: waitingOnly(get().awaiting!) });
+    await openForLink(file, awaited, how === 'link');
   },
   async openBytes(name, bytes, at) {
-    const kept = bytes.byteLength <= MAX_EMBEDDED_FILE_BYTES ? bytes.slice(0) : undefined;
-    await open(name, bytes, (sha256) => fileLink(name, sha256, kept), at);
+    await openBytesAt(name, bytes, at);
   },
   async openSample(at) {
     const response = await fetch(SAMPLE_URL);

@@ -112,7 +112,7 @@ async function apply(state: LinkState, problems: string[]): Promise<void> {
     await session.openBytes(source.name, bytes.buffer as ArrayBuffer, at);
   } else {
     // Nothing of another source is shown under this link's settings: the page waits for the file.
-    awaitFile(source.name, source.sha256, at, () => {
+    awaitFile(source, at, () => {
       openComparison(state);
       void openSelections(state);
     });
@@ -195,7 +195,7 @@ async function openFromUrl(): Promise<void> {
     if (launched && (!state || (state.source.kind === 'file' && state.source.data === undefined))) {
       startStress(false);
       if (state?.source.kind === 'file') {
-        awaitFile(state.source.name, state.source.sha256, openAtOf(state, problems), () => {
+        awaitFile(state.source, openAtOf(state, problems), () => {
           openComparison(state);
           void openSelections(state);
         });

@@ -22,6 +22,7 @@ import { SweepExplorer } from './SweepExplorer';
 import { TuningGuide } from './TuningGuide';
 import { ViewPanels } from './ViewPanels';
 import { FileButton } from './FileButton';
+import { LinkFilePrompt } from './LinkFilePrompt';
 import { OomBox } from './OomBox';
 import { PeakStory } from './PeakStory';
 import { PredictionChart } from './PredictionChart';
@@ -43,9 +44,9 @@ function startOnce(): void {
 }
 
 export function App() {
-  const { summary, error, progress, openFile, openSample, openWorkload, dismissError, setDevice } = useSession(
+  const { summary, error, progress, chooseFile, openSample, openWorkload, dismissError, setDevice } = useSession(
     // Only what this panel shows: the store changes often (busy, cursor) and other panels need not redraw.
-    useShallow((s) => ({ summary: s.summary, error: s.error, progress: s.progress, openFile: s.openFile, openSample: s.openSample, openWorkload: s.openWorkload, dismissError: s.dismissError, setDevice: s.setDevice })),
+    useShallow((s) => ({ summary: s.summary, error: s.error, progress: s.progress, chooseFile: s.chooseFile, openSample: s.openSample, openWorkload: s.openWorkload, dismissError: s.dismissError, setDevice: s.setDevice })),
   );
   const comparing = useSession((s) => s.compare !== null);
   const awaiting = useSession((s) => s.awaiting);
@@ -74,7 +75,7 @@ export function App() {
         setDragging(false);
         // One file opens; several are a job's ranks, set side by side.
         const files = [...e.dataTransfer.files];
-        if (files.length === 1) void openFile(files[0]!);
+        if (files.length === 1) void chooseFile(files[0]!);
         else if (files.length > 1) {
           useSession.getState().setPanelOpen('recordings', true);
           void useRecordings.getState().openRanks(files);
@@ -119,7 +120,7 @@ export function App() {
             </select>
           </>
         )}
-        <FileButton label="Open snapshot…" onFiles={([file]) => void openFile(file!)} />
+        <FileButton label="Open snapshot…" onFiles={([file]) => void chooseFile(file!)} />
         <FileButton
           label="Fleet results…"
           multiple
@@ -164,13 +165,7 @@ export function App() {
               <FileButton label="Predict another size…" multiple onFiles={(files) => setPredictFiles(files)} />
             </>
           ) : (
-            <>
-              <p>
-                This link shows <b>{awaiting.name}</b>, which is too large to travel inside a link. Open that file to see the view it shares (it never
-                leaves this machine); nothing else is shown meanwhile.
-              </p>
-              <FileButton label={`Open ${awaiting.name}…`} onFiles={([file]) => void openFile(file!)} />
-            </>
+            <LinkFilePrompt awaiting={awaiting} />
           )}
         </div>
       )}

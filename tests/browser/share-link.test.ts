@@ -8,6 +8,7 @@ import { readFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import { decodeLink, encodeLink } from '../../src/state/link-codec';
 import type { LinkState } from '../../src/state/link-schema';
+import { formatSize } from '../../src/allocator/format-size';
 import { openPage, SHOTS as shots } from './open-page';
 
 const session = openPage();
@@ -285,6 +286,50 @@ test('a link cut short says so and opens the default view', async () => {
   expect(await alert.textContent()).toMatch(/damaged .*cut short/);
   await page.waitForFunction(`window.splitscope.cursor().index > 0`, undefined, { timeout: 60_000 });
   await page.context().close();
+});
+
+test("a link's file prompt: another file is named beside the link's and opens only as the user says; the link's own opens as the link says", async () => {
+  const [a, b] = ['tests/fixtures/train_gpt2-n12__max_split_size_mb=128.pickle.gz', 'tests/fixtures/train_gpt2-n12__default.pickle.gz'].map((path) => {
+    const buffer = readFileSync(path); // both past the embedding limit: named by hash
+    return { name: path.split('/').pop()!, mimeType: 'application/gzip', buffer };
+  }) as [{ name: string; mimeType: string; buffer: Buffer }, { name: string; mimeType: string; buffer: Buffer }];
+  const conf = 'max_split_size_mb:64';
+  const state: LinkState = { v: 1, source: { kind: 'file', name: a.name, sha256: createHash('sha256').update(a.buffer).digest('hex'), size: a.buffer.length }, conf, capacityBytes: null, cursor: null };
+  const link = inject('baseUrl') + encodeLink(state);
+  const shownName = (page: Page) => page.evaluate<string | null>(`document.querySelector('.source-line strong')?.textContent ?? null`);
+  /** B chosen for A's link: said so, both named with their sizes, nothing open. */
+  const chooseB = async (page: Page, label: string) => {
+    await page.getByLabel(label, { exact: true }).setInputFiles(b);
+    const prompt = page.locator('.awaiting');
+    await expect.poll(() => prompt.textContent()).toContain(`${b.name} (${formatSize(b.buffer.length)}) is not the file this link names: it names ${a.name} (${formatSize(a.buffer.length)})`);
+    expect(await page.locator('.source-line').count()).toBe(0);
+    expect(await page.evaluate('window.splitscope.cursor().total')).toBe(0);
+  };
+
+  // Choose again: the prompt stays (B once more), and A opens under the link's settings, as before.
+  let page = await freshPage(link);
+  await chooseB(page, `Open ${a.name}…`);
+  await page.locator('.awaiting').screenshot({ path: `${shots}/link-file-not-the-links.png` });
+  await chooseB(page, 'Choose again…');
+  await page.getByLabel('Choose again…', { exact: true }).setInputFiles(a);
+  await expect.poll(() => shownName(page), { timeout: 60_000 }).toBe(a.name);
+  await ready(page);
+  expect(await page.getByLabel('PYTORCH_CUDA_ALLOC_CONF', { exact: true }).inputValue()).toBe(conf);
+  expect(await page.locator('.awaiting').count()).toBe(0);
+  await page.context().close();
+
+  // B under the link's settings, and B as recorded.
+  for (const how of ["under the link's settings", 'as recorded'] as const) {
+    page = await freshPage(link);
+    await chooseB(page, `Open ${a.name}…`);
+    await page.getByRole('button', { name: how === 'as recorded' ? 'Open it as recorded' : `Open ${b.name} ${how}` }).click();
+    await expect.poll(() => shownName(page), { timeout: 60_000 }).toBe(b.name);
+    await ready(page);
+    expect(JSON.parse(await page.evaluate<string>('window.splitscope.key()'))[1]).toBe(how === 'as recorded' ? null : conf);
+    if (how !== 'as recorded') expect(await page.getByLabel('PYTORCH_CUDA_ALLOC_CONF', { exact: true }).inputValue()).toBe(conf);
+    expect(await page.locator('.awaiting').count()).toBe(0);
+    await page.context().close();
+  }
 });
 
 test('no uncaught errors on the page', () => {
