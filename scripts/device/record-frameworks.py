@@ -332,7 +332,8 @@ def start(torch, cap):
     total = torch.cuda.get_device_properties(0).total_memory
     if cap:
         torch.cuda.set_per_process_memory_fraction(cap / total)
-    torch.optim.optimizer.register_optimizer_step_post_hook(on_step)
+    from torch.optim.optimizer import register_optimizer_step_post_hook
+    register_optimizer_step_post_hook(on_step)
     return total
 
 
