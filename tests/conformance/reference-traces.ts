@@ -42,6 +42,8 @@ export const MANIFEST: ManifestTrace[] = manifest('MANIFEST.json');
 export const REAL_MANIFEST: ManifestTrace[] = manifest('real/MANIFEST.json');
 /** Real programs at several sizes, three configs and a cap (size prediction's ground truth), in tests/fixtures/sizes. */
 export const SIZES_MANIFEST: ManifestTrace[] = manifest('sizes/MANIFEST.json');
+/** Held-out programs of real frameworks at six sizes, both recording modes, and four allocator cases, in tests/fixtures/frameworks. */
+export const FRAMEWORKS_MANIFEST: ManifestTrace[] = manifest('frameworks/MANIFEST.json');
 
 export function loadTrace(file: string): Snapshot {
   return decodeSnapshotFile(readFileSync(join(FIXTURES, file)));
