@@ -140,7 +140,7 @@ export async function predictAnswer(
       largest_split: f.largestSplit,
       first_failing_split: f.firstFailingSplit,
       largest_band: f.largestBand,
-      largest_needs: f.largestNeeds,
+      largest_within_band: f.largestWithin,
       first_failing_band: f.firstFailingBand,
       answer: f.largest === null ? null : `${f.largest}${bandAnswer(f, capacity!.bytes)}`,
       conf: f.conf,
@@ -213,7 +213,7 @@ export function bandJson(b: PredictionBand): object {
 export function bandText(b: PredictionBand): string {
   const range = ([lo, hi]: [number, number]) => `${formatSize(lo)} to ${formatSize(hi)}`;
   const measured = b.sources.length
-    ? `from ${b.sources.filter((s) => s.kind === 'skeleton').length} recordings predicted from another's requests` +
+    ? `from ${b.sources.filter((s) => s.kind === 'skeleton').length} recordings predicted from the skeleton's requests` +
       (b.sources.some((s) => s.kind === 'laws') ? ` and ${b.sources.filter((s) => s.kind === 'laws').length} from the others alone` : '')
     : 'nothing measured';
   const cudnn = b.cudnnWorkspaces > 0 ? `, cuDNN workspaces ${bandPercent(b.cudnnWorkspaces)} of it` : '';

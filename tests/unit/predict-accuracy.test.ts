@@ -75,7 +75,7 @@ describe('the prediction band holds the real peaks', () => {
     const predictor = predictorOf('resnet');
     const p = predictor.at(40);
     const band = new BandMeter(predictor, defaults).bandAt(p, peaksOf(p.stream, defaults));
-    expect(band.sources.map((s) => s.kind)).toEqual(['skeleton', 'skeleton']);
+    expect(band.sources.map((s) => s.kind)).toEqual(['skeleton']);
     expect(band.unmeasured).toMatch(/beyond the recorded sizes is not measured \(it takes three recordings or more\)/);
   });
 });

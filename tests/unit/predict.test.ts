@@ -159,18 +159,18 @@ describe('splitscope predict', () => {
       first_failing_fits_without_cudnn_workspaces: boolean | null;
       largest_split: LayoutVerdict | null;
       first_failing_split: LayoutVerdict | null;
-      largest_needs: number | null;
+      largest_within_band: boolean | null;
       largest_band: number | null;
       first_failing_band: number | null;
       answer: string;
     };
     // Where the prediction's error band crosses the cap, the answer says so (never a bare size the band crosses).
     const band = (f: FitRow) =>
-      bandAnswer({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, largestNeeds: f.largest_needs, largestBand: f.largest_band, firstFailingBand: f.first_failing_band }, fit.capacity);
+      bandAnswer({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, largestWithin: f.largest_within_band, largestBand: f.largest_band, firstFailingBand: f.first_failing_band }, fit.capacity);
     for (const f of fit.by_conf as FitRow[]) {
       expect(f.answer).toBe(`${f.largest}${band(f)}`);
       expect([f.largest_band, f.first_failing_band].every((b) => b !== null && b >= 0)).toBe(true);
-      const crosses = f.first_failing_needs * (1 - f.first_failing_band!) <= fit.capacity || f.largest_needs! * (1 + f.largest_band!) > fit.capacity;
+      const crosses = f.first_failing_needs * (1 - f.first_failing_band!) <= fit.capacity || f.largest_within_band === true;
       expect(band(f) !== '').toBe(crosses);
     }
     const esc = (t: string) => t.replace(/[.()±%]/g, '\\$&');

@@ -61,51 +61,66 @@ export function peaksOf(stream: RequestStream, config: AllocatorConfig): Peaks {
   return { reserved: stats['reserved_bytes.all.peak']!, allocated: stats['allocated_bytes.all.peak']! };
 }
 
-/** Measures a predictor's errors once (per config), and gives the band at any prediction of it. */
+/** Measures a predictor's errors once (per config, and per skeleton), and gives the band at any prediction of it. */
 export class BandMeter {
-  private measured: BandSource[] | null = null;
+  private lawSources: BandSource[] | null = null;
+  private readonly bySkeleton = new Map<SizedRecording, BandSource[]>();
+  private real = new Map<SizedRecording, Peaks>();
   private overheadStep = 0;
-  private peaks: ({ size: number } & Peaks)[] = [];
 
   constructor(
     private readonly predictor: SizePredictor,
     private readonly config: AllocatorConfig,
   ) {}
 
-  /** Every measurement (replays: three a recording with three recordings or more, two with two). */
-  sources(): BandSource[] {
-    if (this.measured) return this.measured;
+  /** Each recording's own peaks (a replay each), how far their reserved-over-allocated share moves
+   * between neighbours, and with three recordings or more each predicted from the others alone. */
+  private base(): BandSource[] {
+    if (this.lawSources) return this.lawSources;
     const { recordings } = this.predictor;
-    const real = new Map(recordings.map((r) => [r, peaksOf(r.stream, this.config)]));
-    this.peaks = recordings.map((r) => ({ size: r.size, ...real.get(r)! }));
-    const overhead = [...recordings].sort((a, b) => a.size - b.size).map((r) => real.get(r)!.reserved / real.get(r)!.allocated);
+    this.real = new Map(recordings.map((r) => [r, peaksOf(r.stream, this.config)]));
+    const overhead = [...recordings].sort((a, b) => a.size - b.size).map((r) => this.real.get(r)!.reserved / this.real.get(r)!.allocated);
     for (let k = 1; k < overhead.length; k++) this.overheadStep = Math.max(this.overheadStep, Math.abs(overhead[k]! - overhead[k - 1]!));
-    const error = (p: Peaks, r: SizedRecording) => ({ reserved: p.reserved / real.get(r)!.reserved - 1, allocated: p.allocated / real.get(r)!.allocated - 1 });
     const out: BandSource[] = [];
-    for (const r of recordings) {
-      const others = recordings.filter((o) => o !== r);
-      // The other recording nearest in size as the skeleton; r's own sizes still in the laws.
-      const skeleton = others.reduce((a, b) => (Math.abs(Math.log(b.size / r.size)) < Math.abs(Math.log(a.size / r.size)) ? b : a));
-      const sizes = others.map((o) => o.size);
-      const viaSkeleton = peaksOf(this.predictor.at(r.size, skeleton).stream, this.config);
-      out.push({ kind: 'skeleton', recording: r.name, size: r.size, extrapolation: 1, ...error(viaSkeleton, r) });
-      if (others.length >= 2) {
+    if (recordings.length >= 3) {
+      for (const r of recordings) {
+        const others = recordings.filter((o) => o !== r);
         const alone = peaksOf(new SizePredictor(others).at(r.size).stream, this.config);
-        out.push({ kind: 'laws', recording: r.name, size: r.size, extrapolation: extrapolationOf(r.size, sizes), ...error(alone, r) });
+        out.push({ kind: 'laws', recording: r.name, size: r.size, extrapolation: extrapolationOf(r.size, others.map((o) => o.size)), ...this.error(alone, r) });
       }
     }
-    return (this.measured = out);
+    return (this.lawSources = out);
+  }
+
+  private error(p: Peaks, r: SizedRecording): { reserved: number; allocated: number } {
+    const real = this.real.get(r)!;
+    return { reserved: p.reserved / real.reserved - 1, allocated: p.allocated / real.allocated - 1 };
+  }
+
+  /** The measurements a prediction from `skeleton`'s requests stands on: every other recording predicted
+   * from them (its own sizes still in the laws: what the alignment and the skeleton cost), and the laws'. */
+  sources(skeleton?: SizedRecording): BandSource[] {
+    const laws = this.base();
+    if (!skeleton) return laws;
+    let own = this.bySkeleton.get(skeleton);
+    if (!own) {
+      own = this.predictor.recordings
+        .filter((r) => r !== skeleton)
+        .map((r) => ({ kind: 'skeleton' as const, recording: r.name, size: r.size, extrapolation: 1, ...this.error(peaksOf(this.predictor.at(r.size, skeleton).stream, this.config), r) }));
+      this.bySkeleton.set(skeleton, own);
+    }
+    return [...own, ...laws];
   }
 
   /** Each recording's own peaks, replayed as a prediction is (uncapped, addresses simulated). */
   recordedPeaks(): ({ size: number } & Peaks)[] {
-    this.sources();
-    return this.peaks;
+    this.base();
+    return this.predictor.recordings.map((r) => ({ size: r.size, ...this.real.get(r)! }));
   }
 
   /** The band around `prediction`'s peaks (`peaks`: its replay's, under the meter's config). */
   bandAt(prediction: Prediction, peaks: Peaks): PredictionBand {
-    const sources = this.sources();
+    const sources = this.sources(this.predictor.recordings.find((r) => r.name === prediction.skeleton.name && r.size === prediction.skeleton.size));
     const f = prediction.extrapolation ?? 1;
     // Inside the recorded sizes: the skeleton's cost and the laws' error measured inside. Beyond them:
     // the laws' error measured beyond, per unit of extrapolation, scaled to the target's.

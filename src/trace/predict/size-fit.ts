@@ -28,10 +28,11 @@ export interface SizeFit extends LargestFit {
   largestSplit: LayoutVerdict | null;
   firstFailingSplit: LayoutVerdict | null;
   /** The prediction's error band (relative, on peak reserved: prediction-band.ts) at the largest size and
-   * at the first failing one (null: not measured), and the smallest cap the largest size's run fits. */
+   * at the first failing one (null: not measured), and whether the largest runs out under the cap less
+   * its band (within the prediction's error of the cap). */
   largestBand: number | null;
   firstFailingBand: number | null;
-  largestNeeds: number | null;
+  largestWithin: boolean | null;
 }
 
 /** The prediction's error band on peak reserved at a size, relative (prediction-band.ts). */
@@ -71,21 +72,21 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
     // The band at the edge: whether the first failing size might fit, or the largest might not, within the
     // prediction's error.
     let largestBand: number | null = null;
-    let largestNeeds: number | null = null;
+    let largestWithin: boolean | null = null;
     const firstFailingBand = bandOf && fit.firstFailing !== null ? bandOf(fit.firstFailing, config) : null;
     if (bandOf && fit.largest !== null) {
       largestBand = bandOf(fit.largest, config);
+      // Within the band of the cap when it runs out under the cap less the band (one replay, to its first OOM).
       const { stream, options } = runAt(fit.largest, config);
-      const { capacity: _, ...uncapped } = options;
-      const allocated = replay(stream, { ...uncapped, config, statsOnly: true }).stats['allocated_bytes.all.peak']!;
-      largestNeeds = smallestCap(stream, { ...options, config }, Math.max(0, allocated - 1));
+      const tighter = { kind: 'fraction' as const, bytes: capacity.bytes / (1 + largestBand) };
+      largestWithin = replay(stream, { ...options, config, capacity: tighter, statsOnly: true, untilOom: true }).ooms.length > 0;
     }
     return {
       conf: configToString(config),
       ...fit,
       largestBand,
       firstFailingBand,
-      largestNeeds,
+      largestWithin,
       firstFailingNeeds,
       firstFailingFitsWithoutWorkspaces,
       largestSplit: splitAt(fit.largest),
@@ -98,9 +99,9 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
  * prediction's error (±2.1%) of the cap" (the first failing size may fit), ", within the prediction's
  * error (±1.0%) of the cap: it may not fit" (nor may the largest), both at once, or ''. Never a bare
  * answer the band crosses. */
-export function bandAnswer(fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'largestNeeds' | 'largestBand' | 'firstFailingBand'>, cap: number): string {
+export function bandAnswer(fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'largestWithin' | 'largestBand' | 'firstFailingBand'>, cap: number): string {
   const next = fit.firstFailing !== null && fit.firstFailingNeeds !== null && fit.firstFailingBand !== null && fit.firstFailingNeeds * (1 - fit.firstFailingBand) <= cap;
-  const self = fit.largest !== null && fit.largestNeeds !== null && fit.largestBand !== null && fit.largestNeeds * (1 + fit.largestBand) > cap;
+  const self = fit.largest !== null && fit.largestWithin === true && fit.largestBand !== null;
   const band = bandPercent(Math.max(next ? fit.firstFailingBand! : 0, self ? fit.largestBand! : 0));
   if (next && self) return `, or ${grouped(fit.firstFailing!)}: both within the prediction's error (${band}) of the cap, either may fit or not`;
   if (next) return `, or ${grouped(fit.firstFailing!)} within the prediction's error (${band}) of the cap`;
