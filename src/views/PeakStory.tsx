@@ -13,7 +13,11 @@ import { useSession, useViewKey } from '../state/session-store';
 import { useStacks } from '../state/stack-store';
 import { keyId } from '../state/view-key';
 import { CATEGORY_NAMES, categorySentence } from '../trace/categories/categories';
+import { oomOutcome } from '../trace/replay/coverage';
 import { ExportLine } from './ExportLine';
+
+/** "no OOM through request N, ..." as a sentence's start: never more than the recording covers. */
+const cap = (s: string): string => s[0]!.toUpperCase() + s.slice(1);
 
 export function PeakStory() {
   const { summary, setPanelOpen } = useSession(useShallow((s) => ({ summary: s.summary, setPanelOpen: s.setPanelOpen })));
@@ -35,7 +39,7 @@ export function PeakStory() {
   ) : (
     <>
       <p>
-        No OOM. At its peak (after request {grouped(e.moment.request)}) the program held {formatSize(e.allocated)} of {formatSize(e.reserved)} reserved ({formatSize(e.reserved - e.allocated)} reserved but
+        {cap(oomOutcome(null, summary.coverage))}. At its peak (after request {grouped(e.moment.request)}) the program held {formatSize(e.allocated)} of {formatSize(e.reserved)} reserved ({formatSize(e.reserved - e.allocated)} reserved but
         unallocated): {categorySentence(e.categories)}.
         {e.held.length > 0 &&
           ` ${grouped(e.held.length)} segment${e.held.length > 1 ? 's are' : ' is'} held by a few small live blocks, e.g. ${e.held[0]!.blocks.map((b) => `${formatSize(b.size)} from ${b.site}`).join(', ')}.`}

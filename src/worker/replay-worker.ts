@@ -3,7 +3,7 @@
 /// <reference lib="webworker" />
 import { counted } from '../lib/counted';
 import { fractionCapacity, H200_TOTAL_MEMORY } from '../allocator/capacity';
-import { configToString, DEFAULT_CONFIG, type AllocatorConfig } from '../allocator/config';
+import { configToString, DEFAULT_CONFIG } from '../allocator/config';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
 import { recordingDigest, type RecordingDigest } from '../trace/replay/recording-digest';
 import { parseAllocConf } from '../allocator/config-parser';
@@ -73,7 +73,7 @@ interface PredictionSource {
   size: number;
   last: Prediction | null;
   /** The prediction's error band at a size (its measurements made once per config). */
-  band: (size: number, config: AllocatorConfig) => number;
+  band: ReturnType<typeof bandOfPredictor>;
 }
 
 let source: Source | null = null;
@@ -520,7 +520,9 @@ const api = {
       // so a split the first two do not show goes unringed).
       const v = options.capacity ? verdictUnderLayouts(stream, options, options.capacity, layouts, { driver }) : null;
       const firstOom = ooms[0]?.request ?? null;
-      const band = s.prediction!.band(size, options.config);
+      // The run's own peaks where it ran uncapped (its replay just now); a capped run's are the cap's, not the prediction's.
+      const known = options.capacity ? undefined : { prediction: s.prediction!.last!, peaks: { reserved: stats['reserved_bytes.all.peak']!, allocated: stats['allocated_bytes.all.peak']! } };
+      const band = s.prediction!.band(size, options.config, known);
       return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom, fits: v ? v.fits : firstOom === null, split: v ? isSplit(v) : false, band };
     });
     // The stream goes back to the key's own size (seeks and stacks read it).

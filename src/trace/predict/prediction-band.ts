@@ -157,14 +157,15 @@ export class BandMeter {
 }
 
 /** The band on peak reserved at a size, per config, each config's measurements made once. */
-export function bandOfPredictor(predictor: SizePredictor): (size: number, config: AllocatorConfig) => number {
+export function bandOfPredictor(predictor: SizePredictor): (size: number, config: AllocatorConfig, known?: { prediction: Prediction; peaks: Peaks }) => number {
   const meters = new Map<string, BandMeter>();
-  return (size, config) => {
+  return (size, config, known) => {
     const key = configToString(config);
     let meter = meters.get(key);
     if (!meter) meters.set(key, (meter = new BandMeter(predictor, config)));
-    const p = predictor.at(size);
-    return meter.bandAt(p, peaksOf(p.stream, config)).reserved;
+    // A caller that has the prediction at `size` and its uncapped peaks already passes them (no second replay).
+    const p = known?.prediction ?? predictor.at(size);
+    return meter.bandAt(p, known?.peaks ?? peaksOf(p.stream, config)).reserved;
   };
 }
 
