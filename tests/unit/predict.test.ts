@@ -16,7 +16,7 @@ import type { LayoutVerdict } from '../../src/trace/predict/address-layouts';
 import { bandAnswer, edgeText } from '../../src/trace/predict/size-fit';
 import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
 import { requestTokens, TokenDictionary } from '../../src/trace/predict/recording-tokens';
-import { sizeLaw } from '../../src/trace/predict/size-law';
+import { couldFollow, sizeLaw } from '../../src/trace/predict/size-law';
 import { replay } from '../../src/trace/replay/replay';
 import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
 import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
@@ -90,6 +90,25 @@ describe('sizeLaw', () => {
     expect([linear.degree, linear.at(16)]).toEqual([1, 16_384]);
     const quadratic = sizeLaw([[256, 256 ** 2 * 2], [512, 512 ** 2 * 2], [1024, 1024 ** 2 * 2]]);
     expect([quadratic.degree, quadratic.at(2048)]).toEqual([2, 2048 ** 2 * 2]);
+  });
+  test('two points on c * size^2 (an image side) are that square, not the line through them', () => {
+    // deeplabv3 at sides 192 and 320: a stride-16 activation, 12^2 and 20^2 cells of 960 floats.
+    const cell = 960 * 4;
+    const square = sizeLaw([[192, 12 ** 2 * cell], [320, 20 ** 2 * cell]]);
+    expect([square.degree, square.at(128), square.at(448)]).toEqual([2, 8 ** 2 * cell, 28 ** 2 * cell]);
+    // A line through 0 that is within 512 B of the square too (small sizes) stays a line.
+    expect(sizeLaw([[512, 256], [1024, 512]]).at(768)).toBe(384);
+    // An offset line is a line.
+    expect(sizeLaw([[4, 1000 + 4 * 4096], [8, 1000 + 8 * 4096]]).at(2)).toBe(1000 + 2 * 4096);
+  });
+  test('couldFollow: two allocations at two sizes can be one only where a constant, a line or a square could take one to the other', () => {
+    expect(couldFollow(4096, 8, 4096, 16)).toBe(true);
+    expect(couldFollow(4096, 8, 8192, 16)).toBe(true);
+    expect(couldFollow(4096, 8, 16_384, 16)).toBe(true);
+    expect(couldFollow(8192, 16, 4096, 8)).toBe(true);
+    // A cuDNN workspace's neighbour 367x its size, or a tensor that shrinks as the batch grows: not one.
+    expect(couldFollow(27_648, 192, 10_158_595, 320)).toBe(false);
+    expect(couldFollow(614_400, 192, 400, 320)).toBe(false);
   });
   test('no clean law: between the nearest recorded points, never below 0', () => {
     const law = sizeLaw([[1, 100], [2, 9000], [3, 100], [4, 50_000]]);

@@ -8,8 +8,8 @@ import { grouped } from '../../lib/grouped';
 import { ImportError } from '../../lib/import-error';
 import { stackSite, type StackOf } from '../measures/memory-by-stack';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
-import { requestTokens, TokenDictionary } from './recording-tokens';
-import { lawAt, lawDegree, UNCLEAN } from './size-law';
+import { alignedByOrder, requestTokens, TokenDictionary } from './recording-tokens';
+import { couldFollow, lawAt, lawDegree, UNCLEAN } from './size-law';
 import { hasCppFrames, type AllocationStacks } from '../measures/allocation-stacks';
 import type { AddressLayout } from './address-layouts';
 
@@ -84,6 +84,8 @@ interface SkeletonFit {
 export class SizePredictor {
   private readonly fits = new Map<SizedRecording, SkeletonFit>();
   private readonly tokens: Map<SizedRecording, Int32Array>;
+  /** Per recording, the requests whose stack names nothing (aligned by order and size alone). */
+  private readonly byOrder: Map<SizedRecording, Uint8Array>;
   /** The recordings by size, smallest first: the order of each allocation's points. */
   private readonly ascending: readonly SizedRecording[];
   readonly sizes: readonly number[];
@@ -100,6 +102,7 @@ export class SizePredictor {
     }
     const dictionary = new TokenDictionary();
     this.tokens = new Map(recordings.map((r) => [r, requestTokens(r.stream, r.stacks, dictionary)]));
+    this.byOrder = new Map(recordings.map((r) => [r, alignedByOrder(r.stream, r.stacks)]));
     this.ascending = [...recordings].sort((a, b) => a.size - b.size);
     this.withCpp = recordings.some((r) => hasCppFrames(r.stacks));
     this.layouts = this.ascending
@@ -175,6 +178,7 @@ export class SizePredictor {
     let fit = this.fits.get(skeleton);
     if (fit) return fit;
     const base = this.tokens.get(skeleton)!;
+    const order = this.byOrder.get(skeleton)!;
     const s = skeleton.stream;
     let allocs = 0;
     let cudnnWorkspaces = 0;
@@ -193,7 +197,15 @@ export class SizePredictor {
         return;
       }
       const other = this.tokens.get(r)!;
-      const match = commonSubsequence(s.length, r.stream.length, (i, j) => base[i] === other[j]);
+      // Requests with no stack to tell them apart (a stacks='python' recording's backward pass) pair
+      // only where their sizes could follow one law: a cuDNN workspace one run adds must not shift
+      // every backward allocation after it onto its neighbour.
+      const os = r.stream.size;
+      const match = commonSubsequence(
+        s.length,
+        r.stream.length,
+        (i, j) => base[i] === other[j] && (!order[i] || couldFollow(s.size[i]!, skeleton.size, os[j]!, r.size)),
+      );
       let otherAllocs = 0;
       for (let j = 0; j < r.stream.length; j++) if (r.stream.kind[j] === RequestKind.alloc) otherAllocs++;
       let n = 0;

@@ -60,3 +60,20 @@ export function requestTokens(stream: RequestStream, stacks: AllocationStacks, d
   }
   return tokens;
 }
+
+/** Per request of `stream`, 1 where its stack names nothing (no stack recorded, as a stacks='python'
+ * recording's backward pass has, or no frames): such requests share one token and align by order alone. */
+export function alignedByOrder(stream: RequestStream, stacks: AllocationStacks): Uint8Array {
+  const byKey = new Map<number, number>();
+  const out = new Uint8Array(stream.length);
+  for (let i = 0; i < stream.length; i++) {
+    const key = stacks.keyOf[stream.id[i]!] ?? -1;
+    let v = byKey.get(key);
+    if (v === undefined) {
+      const stack = stacks.stackOfKey(key);
+      byKey.set(key, (v = typeof stack === 'string' || stack.length === 0 ? 1 : 0));
+    }
+    out[i] = v;
+  }
+  return out;
+}

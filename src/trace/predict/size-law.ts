@@ -1,7 +1,9 @@
 // How one allocation's size follows the program's size (a batch, a sequence length): the lowest-degree
 // polynomial through the recorded points that reproduces every one of them (constant, linear, or with
 // three recordings or more quadratic, where attention's sequence x sequence scores need it), within the
-// allocator's own granularity. A size that no such law reproduces is "not clean": it is taken between
+// allocator's own granularity. Two points alone fit any line, so there the law with fewer free numbers
+// wins: points on c * size^2 (an image's side, a sequence's scores) are taken as that square rather than
+// as the line through them, which would put a 128-pixel image's activations at a quarter of theirs. A size that no such law reproduces is "not clean": it is taken between
 // the nearest recorded points, and said. The points are (xs[k], ys[k]) for k < n, xs ascending: a
 // prediction holds every allocation's points in one typed array and asks these without allocating.
 
@@ -26,8 +28,16 @@ function through(xs: ArrayLike<number>, ys: ArrayLike<number>, a: number, b: num
   );
 }
 
+/** Whether two points lie on c * x^2 (through the origin), within the allocator's granularity, and
+ * closer than on c * x (a few hundred bytes are within the granularity of both). */
+function squareFits(xs: ArrayLike<number>, ys: ArrayLike<number>): boolean {
+  const r = xs[1]! / xs[0]!;
+  const off = Math.abs(ys[0]! * r * r - ys[1]!);
+  return ys[0]! > 0 && off <= TOLERANCE && off < Math.abs(ys[0]! * r - ys[1]!);
+}
+
 /** The lowest degree whose law reproduces all n points: 0, 1 (through the ends), 2 (through the ends
- * and the middle, with three points or more), else UNCLEAN. */
+ * and the middle, with three points or more; with two, c * x^2 through both), else UNCLEAN. */
 export function lawDegree(xs: ArrayLike<number>, ys: ArrayLike<number>, n: number): LawDegree | typeof UNCLEAN {
   let constant = true;
   for (let k = 1; k < n && constant; k++) constant = ys[k] === ys[0];
@@ -36,6 +46,7 @@ export function lawDegree(xs: ArrayLike<number>, ys: ArrayLike<number>, n: numbe
     for (let k = 0; k < n; k++) if (Math.abs(through(xs, ys, 0, n - 1, c, xs[k]!) - ys[k]!) > TOLERANCE) return false;
     return true;
   };
+  if (n === 2 && squareFits(xs, ys)) return 2;
   if (fits(-1)) return 1;
   if (n >= 3 && fits(n >> 1)) return 2;
   return UNCLEAN;
@@ -47,13 +58,28 @@ export function lawAt(degree: LawDegree | typeof UNCLEAN, xs: ArrayLike<number>,
   let v: number;
   if (degree === 0) v = ys[0]!;
   else if (degree === 1) v = through(xs, ys, 0, n - 1, -1, x);
-  else if (degree === 2) v = through(xs, ys, 0, n - 1, n >> 1, x);
+  else if (degree === 2) v = n === 2 ? ys[0]! * (x / xs[0]!) ** 2 : through(xs, ys, 0, n - 1, n >> 1, x);
   else {
     let k = 1;
     while (k < n - 1 && xs[k]! < x) k++;
     v = through(xs, ys, k - 1, k, -1, x);
   }
   return Math.max(0, Math.round(v));
+}
+
+/** How far apart in ratio a law's points may fall from the laws taken here (a size unchanged, in
+ * proportion, or as its square), for two allocations to be taken as one: a library's rounding, a
+ * padded shape, a workspace that grows unevenly stay in; another allocation, mostly, does not. */
+const SLACK = 1.25;
+
+/** Whether `a` bytes at size `xa` and `b` bytes at `xb` can be one allocation of the program: b/a lies
+ * between the ratios a constant, a line through 0 and a square give, within SLACK. */
+export function couldFollow(a: number, xa: number, b: number, xb: number): boolean {
+  if (a === b) return true;
+  const q = xb / xa;
+  const lo = Math.min(1, q * q);
+  const hi = Math.max(1, q * q);
+  return b >= (a * lo) / SLACK && b <= a * hi * SLACK;
 }
 
 export interface SizeLaw {
