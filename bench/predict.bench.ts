@@ -19,9 +19,9 @@ import { fixture, median, report, ROOT } from './harness';
 import { formatSize } from '../src/allocator/format-size';
 import { accuracyRows, capRows, fitRows, pairSizes, PROGRAMS } from '../tests/unit/size-recordings';
 import { parseAllocConf } from '../src/allocator/config-parser';
-import { allocationStacks } from '../src/trace/measures/allocation-stacks';
-import { SizePredictor, type SizedRecording } from '../src/trace/predict/predict-stream';
+import { SizePredictor } from '../src/trace/predict/predict-stream';
 import { BandMeter, peaksOf } from '../src/trace/predict/prediction-band';
+import { FRAMEWORK_MODES, frameworkPrograms, frameworkRecordings } from '../tests/unit/framework-recordings';
 
 const SOURCE = 'train_gpt2-n150__default.pickle.gz';
 const DIR = join(ROOT, 'bench/out/predict-pair');
@@ -107,24 +107,17 @@ async function accuracy(): Promise<Record<string, string>> {
  * 2nd and 4th sizes at the 1st, 3rd, 5th and 6th: worst errors beside issue 45's goals, and whether the
  * stated error band held the real peaks. */
 function heldOut(): Record<string, string> {
-  const dir = join(ROOT, 'tests/fixtures/frameworks');
-  const runs: { file: string; program: string; size: number; mode: string; truth?: unknown }[] = JSON.parse(readFileSync(join(dir, 'MANIFEST.json'), 'utf8')).traces.filter((t: { truth?: unknown }) => t.truth);
   const defaults = parseAllocConf('').config;
-  const load = (file: string, size: number): SizedRecording => {
-    const { snapshot, traces } = decodeSnapshotForReplay(readFileSync(join(dir, file)), { gunzip: nodeGunzip, details: true });
-    const { stream } = planSnapshotReplay(snapshot, { trace: traces[0]! });
-    return { name: file, size, stream, stacks: allocationStacks(stream, traces[0]!.details, snapshot) };
-  };
   const out: Record<string, string> = {};
   let inside = 0;
   let beyond = 0;
   let allocated = 0;
   let held = 0;
   let total = 0;
-  for (const program of [...new Set(runs.map((r) => r.program))]) {
-    for (const mode of ['python', 'default']) {
-      const of = runs.filter((r) => r.program === program && r.mode === mode).sort((a, b) => a.size - b.size);
-      const all = of.map((r) => load(r.file, r.size));
+  for (const program of frameworkPrograms(ROOT)) {
+    for (const mode of FRAMEWORK_MODES) {
+      const all = frameworkRecordings(program, mode, ROOT);
+      const of = all;
       const predictor = new SizePredictor([all[1]!, all[3]!]);
       const meter = new BandMeter(predictor, defaults);
       const cells: string[] = [];

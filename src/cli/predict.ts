@@ -203,7 +203,9 @@ export function bandJson(b: PredictionBand): object {
     allocated: b.allocated,
     peak_reserved: b.peakReserved,
     peak_allocated: b.peakAllocated,
+    library_sized: b.librarySized,
     cudnn_workspaces: b.cudnnWorkspaces,
+    fragmentation: b.fragmentation,
     sources: b.sources,
     unmeasured: b.unmeasured || null,
   };
@@ -216,8 +218,10 @@ export function bandText(b: PredictionBand): string {
     ? `from ${b.sources.filter((s) => s.kind === 'skeleton').length} recordings predicted from the skeleton's requests` +
       (b.sources.some((s) => s.kind === 'laws') ? ` and ${b.sources.filter((s) => s.kind === 'laws').length} from the others alone` : '')
     : 'nothing measured';
-  const cudnn = b.cudnnWorkspaces > 0 ? `, cuDNN workspaces ${bandPercent(b.cudnnWorkspaces)} of it` : '';
-  return `peak reserved ${range(b.peakReserved)} (${bandPercent(b.reserved)}), peak allocated ${range(b.peakAllocated)} (${bandPercent(b.allocated)}); measured ${measured}${cudnn}` + (b.unmeasured ? `; ${b.unmeasured}` : '');
+  const cudnn = b.cudnnWorkspaces > 0 ? `, cuDNN's workspaces ${bandPercent(b.cudnnWorkspaces)}` : '';
+  const library =
+    b.librarySized > 0 ? `; allocations whose size a library picks or one recording alone has: ${bandPercent(b.librarySized)} of it${cudnn}` : '';
+  return `peak reserved ${range(b.peakReserved)} (${bandPercent(b.reserved)}), peak allocated ${range(b.peakAllocated)} (${bandPercent(b.allocated)}); measured ${measured}${library}` + (b.unmeasured ? `; ${b.unmeasured}` : '');
 }
 
 /** A predicted run that asks for more in one request than any GPU holds (a size far past the recordings)

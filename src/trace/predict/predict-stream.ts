@@ -10,7 +10,8 @@ import { stackSite, type StackOf } from '../measures/memory-by-stack';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { alignedByOrder, requestTokens, TokenDictionary } from './recording-tokens';
 import { couldFollow, lawAt, lawDegree, UNCLEAN } from './size-law';
-import { hasCppFrames, type AllocationStacks } from '../measures/allocation-stacks';
+import { hasCppFrames, matchStacks, type AllocationStacks } from '../measures/allocation-stacks';
+import type { Frame } from '../snapshot/snapshot';
 import type { AddressLayout } from './address-layouts';
 
 /** One recording of the program, at `size` (a batch size, a sequence length: the user's number). */
@@ -38,6 +39,10 @@ export interface Prediction {
   /** The skeleton's allocations that are cuDNN convolutions' workspaces (known by their C++ frames): their
    * sizes follow the algorithm cuDNN picks at each size, which recordings at other sizes cannot tell. */
   cudnnWorkspaces: number;
+  /** The skeleton's allocations whose size no law measured here tells (ids): cuDNN's workspaces, the
+   * scratch a CUDA reduction kernel sizes by its launch (saturating with the GPU's multiprocessors), and
+   * those no other recording has. The prediction keeps the skeleton's bytes; the band counts them. */
+  librarySized: ReadonlySet<number>;
   /** Each recording's own segment addresses: the layouts besides the driver model's that a verdict
    * under a cap is judged by (address-layouts.ts). */
   layouts: AddressLayout[];
@@ -47,6 +52,27 @@ const PYTHON_FRAMES_ALONE =
   "The recordings have Python frames alone: the backward pass's allocations, which have no Python stack, are aligned by their order, " +
   "and cuDNN's workspaces cannot be named. Recorded with C++ frames too (stacks='all', _record_memory_history's default), they align " +
   'by their C++ stacks (resnet50 at batch 8 from 16 and 32: peak allocated 0.45% off rather than 1.21%).';
+
+/** A CUDA reduction's scratch: allocated by ATen's gpu_reduce_kernel itself, sized by the launch it
+ * picks (blocks per output, capped by the GPU's multiprocessors), not by a law of the program's size. */
+const isKernelScratch = (stack: readonly Frame[] | string): boolean =>
+  typeof stack !== 'string' && stack.slice(0, 12).some((f) => f.name.includes('at::native::gpu_reduce_kernel<'));
+
+/** The allocations of `s` freed within a few requests of their own (alloc, the op's output, free): a
+ * workspace's pattern, and a temporary's. */
+function opLocal(s: RequestStream): Set<number> {
+  const at = new Map<number, number>();
+  const out = new Set<number>();
+  for (let i = 0; i < s.length; i++) {
+    const id = s.id[i]!;
+    if (s.kind[i] === RequestKind.alloc) at.set(id, i);
+    else if (s.kind[i] === RequestKind.free && i - (at.get(id) ?? -Infinity) <= OP_LOCAL) out.add(id);
+  }
+  return out;
+}
+
+/** Requests between an allocation and its free within which one op made and freed it. */
+const OP_LOCAL = 3;
 
 /** Below this share of allocations aligned, two recordings are taken for different programs. */
 const SAME_PROGRAM_SHARE = 0.5;
@@ -74,6 +100,7 @@ interface SkeletonFit {
   counts: Prediction['laws'];
   uncleanSites: Prediction['uncleanSites'];
   cudnnWorkspaces: number;
+  librarySized: Set<number>;
 }
 
 /**
@@ -157,6 +184,7 @@ export class SizePredictor {
       uncleanSites: fit.uncleanSites,
       extrapolation: target > hi ? target / hi : target < lo ? lo / target : null,
       cudnnWorkspaces: fit.cudnnWorkspaces,
+      librarySized: fit.librarySized,
       layouts: this.layouts,
     };
   }
@@ -227,6 +255,10 @@ export class SizePredictor {
       aligned.push({ name: r.name, size: r.size, share });
     });
     const counts = { constant: 0, linear: 0, quadratic: 0, unclean: 0, unaligned: 0 };
+    const librarySized = new Set<number>();
+    const scratch = matchStacks(skeleton.stacks, isKernelScratch);
+    // Without C++ frames a library's scratch cannot be named: any allocation its op frees at once may be one.
+    const freedAt = this.withCpp ? null : opLocal(s);
     const unclean = new Map<string, number>();
     const degree = new Int8Array(s.length).fill(-1);
     const xs = new Float64Array(R);
@@ -234,6 +266,8 @@ export class SizePredictor {
     for (let i = 0; i < s.length; i++) {
       if (s.kind[i] !== RequestKind.alloc) continue;
       const n = this.pointsOf(bytes, i, xs, ys);
+      const id = s.id[i]!;
+      if (n < 2 || s.cudnnWorkspaces.has(id) || scratch(id) || freedAt?.has(id)) librarySized.add(id);
       if (n < 2) {
         counts.unaligned++;
         continue;
@@ -257,6 +291,7 @@ export class SizePredictor {
       counts,
       uncleanSites: [...unclean].map(([site, allocations]) => ({ site, allocations })).sort((a, b) => b.allocations - a.allocations),
       cudnnWorkspaces,
+      librarySized,
     };
     this.fits.set(skeleton, fit);
     return fit;
