@@ -11,7 +11,7 @@ import { capacityOf, FRAMEWORKS_MANIFEST, loadRealTrace, loadTrace, MANIFEST, RE
 
 const real = REAL_MANIFEST.filter((t) => !t.segments_only && !t.no_history);
 /** Recordings the replay does not yet reproduce, each with the reason where it is checked. */
-const KNOWN_MISSES = new Set(['frameworks/two_mempools__python.pickle.gz', 'frameworks/two_mempools__default.pickle.gz']);
+const KNOWN_MISSES = new Set(['frameworks/two_mempools__python.pickle.gz']);
 
 describe('same-config replay reproduces the recording', () => {
   test('there are reference traces to check', () => {
@@ -59,11 +59,12 @@ describe('same-config replay reproduces the recording', () => {
         mismatches.push(`#${i}: recorded ${JSON.stringify({ ...want, frames: undefined })}, replayed ${i < events.length ? JSON.stringify(events.entry(i)) : 'nothing'}`);
       }
     }
-    // Known: a MemPool deleted midway whose segments were all released before the end is in no
-    // pool of the final snapshot, so its first segment is taken as the default pool's, and the default
-    // pool's next request lands in it (the recording shows the default pool made a segment instead).
+    // Known: a MemPool deleted midway, recorded with Python stacks alone. Its segments are known for a
+    // gone MemPool's (its number is missing from the final snapshot's), but nothing tells the segment
+    // frees its going away made from a malloc's release and retry (a segment_alloc follows them), so the
+    // replay does not free them there. With C++ frames (the default recording) it is event-exact.
     if (KNOWN_MISSES.has(name)) {
-      expect(mismatches[0]).toMatch(/^#2: recorded \{"action":"segment_alloc"/);
+      expect(mismatches[0]).toMatch(/^#21: recorded \{"action":"segment_free"/);
       return;
     }
     expect(mismatches).toEqual([]);

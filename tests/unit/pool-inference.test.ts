@@ -50,4 +50,31 @@ describe('pool inference for a 2.11 trace', () => {
     // 14 MiB did not fit there: the private pool it stays.
     expect([...run(P, P, 7 * MiB, 14 * MiB).column]).toEqual([1, 1, 1]);
   });
+  test('a pool that made a segment while another had room is not that one\'s; a MemPool number missing at the end is a pool gone, and owns what no live pool can', () => {
+    // MemPools (0, 1) and (0, 3) at the end: (0, 2) went away. X is made first; then the default pool and
+    // (0, 1) each make a segment for 5 MiB while X has 18 MiB free; X is freed, then (0, 3) is made.
+    const A = 0x40000000;
+    const C = 0x50000000;
+    const pools = new PoolInference([
+      { address: D, total_size: 20 * MiB, segment_pool_id: [0, 0] },
+      { address: A, total_size: 20 * MiB, segment_pool_id: [0, 1] },
+      { address: C, total_size: 20 * MiB, segment_pool_id: [0, 3] },
+    ] as unknown as SnapshotSegment[]);
+    const column = new Int32Array(4).fill(-1);
+    pools.segmentMade(X, 20 * MiB, 0, 0);
+    column[0] = pools.alloc(X, 2 * MiB, 0, 1, 0);
+    pools.segmentMade(D, 20 * MiB, 0, 2);
+    column[1] = pools.alloc(D, 5 * MiB, 0, 3, 1);
+    pools.segmentMade(A, 20 * MiB, 0, 4);
+    column[2] = pools.alloc(A, 5 * MiB, 0, 5, 2);
+    pools.freed(X);
+    const gone = pools.segmentGone(X, 20 * MiB, 0, 6);
+    pools.segmentMade(C, 20 * MiB, 0, 7);
+    column[3] = pools.alloc(C, 4 * MiB, 0, 8, 3);
+    pools.resolve(column, [[gone]]);
+    const named = [...column].map((k) => pools.pools[k]);
+    expect(named).toEqual([[0, 2], [0, 0], [0, 1], [0, 3]]);
+    expect(pools.gone).toEqual(new Set([pools.pools.findIndex((p) => p[1] === 2)]));
+    expect(pools.guessed).toEqual([]);
+  });
 });

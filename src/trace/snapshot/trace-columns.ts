@@ -49,18 +49,27 @@ export const FROM_EMPTY_CACHE = 1;
  */
 export const CUDNN_WORKSPACE = 2;
 
+/**
+ * A segment_free a torch.cuda.MemPool going away made (its C++ stack has at::cuda::MemPool::~MemPool,
+ * which empties that pool's cache): every segment of the run is that one pool's. A trace recorded with
+ * Python stacks alone cannot say.
+ */
+export const POOL_RELEASE = 4;
+
 const RUN_CONV_PLAN = 'at::native::run_conv_plan(';
+const MEMPOOL_GONE = 'at::cuda::MemPool::~MemPool(';
 
 /** The flag bits one stack frame's name stands for (a frame list's marks are its frames' together). */
 export function frameMarks(name: string): number {
   if (name === 'empty_cache') return FROM_EMPTY_CACHE;
+  if (name.charCodeAt(0) === 97 && name.startsWith(MEMPOOL_GONE)) return POOL_RELEASE;
   // 'r' at 12 first: most C++ frames fail there without a comparison of the whole prefix.
   return name.length > RUN_CONV_PLAN.length && name.charCodeAt(12) === 114 && name.startsWith(RUN_CONV_PLAN) ? CUDNN_WORKSPACE : 0;
 }
 
 /** An entry's flags from its frame list's marks: what each mark means for that kind of entry. */
 export function entryFlags(code: number, marks: number): number {
-  if (code === Action.segment_free || code === Action.segment_unmap) return marks & FROM_EMPTY_CACHE;
+  if (code === Action.segment_free || code === Action.segment_unmap) return marks & (FROM_EMPTY_CACHE | POOL_RELEASE);
   return code === Action.alloc || code === Action.oom ? marks & CUDNN_WORKSPACE : 0;
 }
 

@@ -6,7 +6,11 @@
 // stretch of one stream's allocations to one pool), unless the recording rules that pool out: the
 // allocator made the segment because the pool had no free block for its first allocation, so a pool
 // with a large enough free block on that stream then is not its pool (a MemPool used in turn with
-// the default pool, line by line, puts both pools' allocations around every segment).
+// the default pool, line by line, puts both pools' allocations around every segment). That works both
+// ways: a pool that made a new segment while another had room for the request is not that one's. MemPools
+// are numbered (0, 1), (0, 2), ... as they are made, so a number missing below the largest in the final
+// snapshot is a MemPool gone before the end, and a segment freed in the trace that no live pool can own
+// is the gone one's; where the stacks show the MemPool going away, the segments it freed are all its.
 import { partitionPoint } from '../../lib/binary-search';
 import type { SnapshotSegment } from '../snapshot/snapshot';
 import { DEFAULT_POOL, type PoolId } from './request-stream';
@@ -50,6 +54,8 @@ export class PoolInference {
   /** Segments freed during the trace whose pool nothing decided (the allocations around them disagree,
    * or there are none): taken as the default pools' (resolve() fills it). */
   readonly guessed: Incarnation[] = [];
+  /** Pool indices of MemPools gone before the end (their numbers missing from the final snapshot's). */
+  readonly gone = new Set<number>();
 
   /** `recorded`: the trace's own pool ids (TraceColumns.recordedPools), where it has them. */
   /** `round`: a request's size as the allocator rounds it (the recorded config's rounding). */
@@ -64,6 +70,11 @@ export class PoolInference {
     }
     this.finalRanges.sort((a, b) => a[0] - b[0]);
     for (const id of recorded?.values() ?? []) this.indexOf(id);
+    if (!recorded) {
+      const made = new Set(this.pools.filter((p) => p[0] === 0).map((p) => p[1]));
+      const top = Math.max(0, ...made);
+      for (let k = 1; k < top; k++) if (!made.has(k)) this.gone.add(this.indexOf([0, k]));
+    }
     this.active = this.pools.length > 1;
   }
 
@@ -119,7 +130,13 @@ export class PoolInference {
     if (inc && addr < inc.addr + inc.size) {
       if (inc.requests.length === 0) {
         inc.first = at;
-        inc.ruledOut = this.poolsWithRoomFor(this.round(size), inc);
+        const rounded = this.round(size);
+        const ruledOut = this.poolsWithRoomFor(rounded, inc);
+        for (const p of inc.ruledOut ?? []) ruledOut.add(p);
+        inc.ruledOut = ruledOut;
+        // Its pool, where the final snapshot says, had no room: a segment with room is another pool's.
+        const own = this.finalPoolOf(inc);
+        if (own !== null) for (const y of this.live) if (y !== inc && this.comparable(y, inc) && this.hasRoom(y, rounded)) (y.ruledOut ??= new Set()).add(own);
       }
       inc.requests.push(request);
       inc.at.push(at);
@@ -143,20 +160,27 @@ export class PoolInference {
    * `made`'s stream and kind (small or large) other than `made`. */
   private poolsWithRoomFor(size: number, made: Incarnation): Set<number> {
     const out = new Set<number>();
-    const small = made.size === SMALL_SEGMENT;
     for (const y of this.live) {
-      if (y === made || y.stream !== made.stream || (y.size === SMALL_SEGMENT) !== small || !y.blocks) continue;
+      if (y === made || !this.comparable(y, made)) continue;
       const pool = this.finalPoolOf(y);
-      if (pool === null || out.has(pool)) continue;
-      let from = y.addr;
-      let room = false;
-      for (const [start, end] of [...y.blocks].sort((a, b) => a[0] - b[0])) {
-        if (start - from >= size) room = true;
-        from = Math.max(from, end);
-      }
-      if (room || y.addr + y.size - from >= size) out.add(pool);
+      if (pool !== null && !out.has(pool) && this.hasRoom(y, size)) out.add(pool);
     }
     return out;
+  }
+
+  /** Whether `y` could have served `made`'s first request: the same stream and kind (small or large). */
+  private comparable(y: Incarnation, made: Incarnation): boolean {
+    return y.stream === made.stream && (y.size === SMALL_SEGMENT) === (made.size === SMALL_SEGMENT) && y.blocks !== undefined;
+  }
+
+  /** Whether segment `y` has a free stretch of `size` bytes now. */
+  private hasRoom(y: Incarnation, size: number): boolean {
+    let from = y.addr;
+    for (const [start, end] of [...y.blocks!].sort((a, b) => a[0] - b[0])) {
+      if (start - from >= size) return true;
+      from = Math.max(from, end);
+    }
+    return y.addr + y.size - from >= size;
   }
 
   /** The pool of the final segment that is exactly `inc` (same start and size), else null. */
@@ -177,9 +201,10 @@ export class PoolInference {
    * `releases`: the segments each empty_cache call freed, in order. torch.cuda.empty_cache() frees the
    * default pools' large segments, then their small ones, then each released private pool's small
    * ones, then its large ones: in such a run, what comes after the first large segment that follows a
-   * small one is a private pool's, and what comes before it the default pools'.
+   * small one is a private pool's, and what comes before it the default pools'. `onePool`: the runs a
+   * MemPool going away made, each all one pool's.
    */
-  resolve(poolColumn: Int32Array, releases: readonly (readonly Incarnation[])[]): void {
+  resolve(poolColumn: Int32Array, releases: readonly (readonly Incarnation[])[], onePool: readonly (readonly Incarnation[])[] = []): void {
     if (this.recorded) return; // every pool was known as it came
     for (const inc of this.all) {
       if (!inc.alive) continue;
@@ -192,7 +217,9 @@ export class PoolInference {
       let pool = this.nearby(inc.stream, inc.first);
       if (inc.ruledOut && (pool === null || inc.ruledOut.has(pool))) {
         // What the recording leaves possible: one pool decides it.
-        const possible = this.pools.map((_, k) => k).filter((k) => !inc.ruledOut!.has(k));
+        let possible = this.pools.map((_, k) => k).filter((k) => !inc.ruledOut!.has(k));
+        // Freed before the end: a gone MemPool's segments all were, a live pool's need not be.
+        if (possible.some((k) => this.gone.has(k))) possible = possible.filter((k) => this.gone.has(k));
         pool = possible.length === 1 ? possible[0]! : null;
       }
       if (pool === null && inc.requests.length > 0) this.guessed.push(inc);
@@ -205,6 +232,12 @@ export class PoolInference {
       freed.forEach((x, k) => {
         if (k < turn) x.pool = 0;
       });
+    }
+    for (const freed of onePool) {
+      const named = new Set(freed.map((x) => x.pool).filter((p) => p !== 0));
+      if (named.size !== 1) continue;
+      const [pool] = named;
+      for (const x of freed) x.pool = pool!;
     }
     for (const inc of this.all) for (const r of inc.requests) poolColumn[r] = inc.pool;
   }

@@ -9,7 +9,7 @@ import { roundSize, segmentSizeFor } from '../../allocator/sizes';
 import { Action } from '../../allocator/trace-action';
 import { AddressTable } from '../../lib/address-table';
 import type { Snapshot, SnapshotSegment } from '../snapshot/snapshot';
-import { CUDNN_WORKSPACE, FROM_EMPTY_CACHE, traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
+import { CUDNN_WORKSPACE, FROM_EMPTY_CACHE, POOL_RELEASE, traceColumnsFromEntries, type TraceColumns } from '../snapshot/trace-columns';
 import { PoolInference, type Incarnation } from './pool-inference';
 import { RequestStreamBuilder, type InitialBlock, type InitialSegment, type RequestStream } from './request-stream';
 import { CapEvidence } from './recorded-cap';
@@ -40,8 +40,8 @@ const SMALL_BUFFER = 2 * 1024 * 1024;
  */
 function isEmptyCacheRun(trace: TraceColumns, i: number): boolean {
   const { action, flags, length } = trace;
-  // Where stacks were recorded, they say so.
-  if (flags[i]! & FROM_EMPTY_CACHE) return true;
+  // Where stacks were recorded, they say so (a MemPool going away empties its own cache).
+  if (flags[i]! & (FROM_EMPTY_CACHE | POOL_RELEASE)) return true;
   let j = i;
   while (j < length && (action[j] === Action.segment_free || action[j] === Action.segment_unmap || action[j] === Action.free_completed)) j++;
   const next = j < length ? action[j] : -1;
@@ -78,7 +78,7 @@ export function requestStreamFromTrace(
   const at = (i: number): string => `device_traces[${device}][${i}]`;
   const withPools = pools.active;
   /** The recording's empty_cache calls: after which request, and the segments each freed. */
-  const calls: { after: number; freed: Incarnation[] }[] = [];
+  const calls: { after: number; freed: Incarnation[]; onePool: boolean }[] = [];
   let call: (typeof calls)[number] | null = null;
   let deferred = 0;
   const cap = new CapEvidence(config);
@@ -166,7 +166,7 @@ export function requestStreamFromTrace(
       case Action.segment_unmap:
         if (action[i - 1] !== Action.segment_free && action[i - 1] !== Action.segment_unmap) {
           call = null;
-          if (isEmptyCacheRun(trace, i)) calls.push((call = { after: b.length - 1, freed: [] }));
+          if (isEmptyCacheRun(trace, i)) calls.push((call = { after: b.length - 1, freed: [], onePool: (flags[i]! & POOL_RELEASE) !== 0 }));
           else releasingFrom = cap.now;
         }
         cap.released(size);
@@ -277,7 +277,7 @@ export function requestStreamFromTrace(
     pools: pools.pools,
     notes,
   });
-  if (withPools) pools.resolve(stream.pool, calls.map((c) => c.freed));
+  if (withPools) pools.resolve(stream.pool, calls.map((c) => c.freed), calls.filter((c) => c.onePool).map((c) => c.freed));
   Object.assign(stream, recordedCalls(calls, (x) => (withPools ? x.pool : 0)));
   if (deferred > 0) {
     notes.push(
@@ -285,12 +285,17 @@ export function requestStreamFromTrace(
         'each completes where the recording completed it.',
     );
   }
-  if (stream.recordedEmptyCache.length > 0) {
-    notes.push(`The program called torch.cuda.empty_cache() ${counted(stream.recordedEmptyCache.length, 'time')} (seen where it freed segments); each replay makes those calls too.`);
+  const poolReleases = calls.filter((c) => c.onePool).length;
+  if (calls.length > poolReleases) {
+    notes.push(`The program called torch.cuda.empty_cache() ${counted(calls.length - poolReleases, 'time')} (seen where it freed segments); each replay makes those calls too.`);
+  }
+  if (poolReleases > 0) {
+    notes.push(`A MemPool went away ${counted(poolReleases, 'time')}, its cached segments freed with it (its stack says so); each replay releases it there too.`);
   }
   if (pools.pools.length > 1) {
+    const named = (p: readonly [number, number], k: number): string => `(${p[0]}, ${p[1]})${pools.gone.has(k + 1) ? ', gone before the end' : ''}`;
     notes.push(
-      `Private pools (CUDA graphs, torch.compile's reduce-overhead mode, MemPool): ${pools.pools.slice(1).map((p) => `(${p[0]}, ${p[1]})`).join(', ')}; ` +
+      `Private pools (CUDA graphs, torch.compile's reduce-overhead mode, MemPool): ${pools.pools.slice(1).map(named).join('; ')}; ` +
         'each request draws from the pool its block was in, and a pool\'s cached blocks serve only that pool.',
     );
   }
