@@ -21,7 +21,7 @@ import { accuracyRows, capRows, fitRows, pairSizes, PROGRAMS } from '../tests/un
 import { parseAllocConf } from '../src/allocator/config-parser';
 import { SizePredictor } from '../src/trace/predict/predict-stream';
 import { BandMeter, peaksOf } from '../src/trace/predict/prediction-band';
-import { FRAMEWORK_MODES, frameworkPrograms, frameworkRecordings } from '../tests/unit/framework-recordings';
+import { FRAMEWORK_MODES, frameworkFits, frameworkPrograms, frameworkRecordings } from '../tests/unit/framework-recordings';
 
 const SOURCE = 'train_gpt2-n150__default.pickle.gz';
 const DIR = join(ROOT, 'bench/out/predict-pair');
@@ -146,9 +146,28 @@ function heldOut(): Record<string, string> {
   return out;
 }
 
+/** --fit on the held-out programs under their phase-2 caps (run on an H100; the recordings on an H200):
+ * the answer beside the real largest size, and whether the real one lies among the sizes the band names. */
+async function heldOutFits(): Promise<Record<string, string>> {
+  const out: Record<string, string> = {};
+  let inside = 0;
+  const fits = await frameworkFits(ROOT);
+  for (const f of fits) {
+    const named = f.answer.match(/every size from ([\d,]+) to ([\d,]+)/);
+    const [lo, hi] = named ? [Number(named[1]!.replace(/,/g, '')), Number(named[2]!.replace(/,/g, ''))] : [Math.min(...f.named), Math.max(...f.named)];
+    const ok = lo <= (f.realFails ?? Infinity) - 1 && hi >= f.real;
+    inside += ok ? 1 : 0;
+    const real = f.realFails === null ? `${f.real} or more (every size tried fit)` : f.realFails === f.real + 1 ? `${f.real}` : `${f.real} to ${f.realFails - 1}`;
+    out[`${f.program}, ${f.mode} mode, under ${formatSize(f.cap)}: --fit / real`] = `${f.answer} / ${real}${ok ? '' : ', NOT inside'}`;
+  }
+  out['goal: --fit exact or the real answer inside its stated band'] = `${inside} of ${fits.length}${inside === fits.length ? ', met' : ', NOT met'}`;
+  return out;
+}
+
 export async function benchPredict(): Promise<void> {
   report('Size prediction accuracy: real programs recorded at six sizes under three configs and a cap (tests/fixtures/sizes)', await accuracy());
   report('Size prediction on held-out framework programs (tests/fixtures/frameworks), both recording modes', heldOut());
+  report('predict --fit on the held-out framework programs, from their 2nd and 4th sizes', await heldOutFits());
   const [a, b] = writePair();
   const mb = (f: string): string => (gunzipSync(readFileSync(f)).length / 1e6).toFixed(0);
   const at = seconds(['predict', `1:${a}`, `2:${b}`, '--at', '3', '--json'], 5);

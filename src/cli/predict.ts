@@ -141,6 +141,7 @@ export async function predictAnswer(
       first_failing_split: f.firstFailingSplit,
       largest_band: f.largestBand,
       largest_within_band: f.largestWithin,
+      band_range: f.bandRange,
       first_failing_band: f.firstFailingBand,
       answer: f.largest === null ? null : `${f.largest}${bandAnswer(f, capacity!.bytes)}`,
       conf: f.conf,

@@ -34,8 +34,9 @@ describe('same-config replay reproduces the recording', () => {
     const snapshot: Snapshot = name.startsWith('sizes/') || name.startsWith('frameworks/') ? loadTrace(name) : isReal ? loadRealTrace(trace.file) : loadTrace(trace.file);
     // The lab recordings and the sizes' capped runs ran under set_per_process_memory_fraction, which a
     // snapshot does not record (a run that only retried shows an interval, not the cap); a
-    // per_process_memory_fraction key is in the recorded config, and real programs need no help.
-    const capped = !isReal || name.startsWith('sizes/');
+    // per_process_memory_fraction key is in the recorded config, and real programs need no help (the
+    // framework programs' capped runs, phase 2, carry theirs).
+    const capped = !isReal || name.startsWith('sizes/') || name.startsWith('frameworks/');
     const capacity = capped && !trace.conf.includes('per_process_memory_fraction') ? capacityOf(trace) : undefined;
     const run = replaySnapshot(snapshot, { addresses: 'recorded', device, ...(capacity ? { capacity } : {}) });
     const recorded = snapshot.device_traces[device]!.filter((e) => e.action !== 'snapshot');

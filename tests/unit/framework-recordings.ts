@@ -3,6 +3,9 @@
 // mode, its recordings at six sizes, smallest first.
 import { readFileSync } from 'node:fs';
 import { nodeGunzip } from '../../src/cli/node-gunzip';
+import { predictAnswer } from '../../src/cli/predict';
+import { plannedRecording } from '../../src/cli/recording-worker';
+import { bandAnswer } from '../../src/trace/predict/size-fit';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
 import type { SizedRecording } from '../../src/trace/predict/predict-stream';
 import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
@@ -37,4 +40,47 @@ export function frameworkRecordings(program: string, mode: string, root = '.'): 
       const { stream } = planSnapshotReplay(snapshot, { trace: traces[0]! });
       return { name: e.file, size: e.size, stream, stacks: allocationStacks(stream, traces[0]!.details, snapshot) };
     });
+}
+
+/** One --fit on a held-out program: predicted from its 2nd and 4th uncapped sizes under the cap its
+ * phase-2 runs ran under; the real largest size that fit, bracketed by the sizes tried. */
+export interface FrameworkFit {
+  program: string;
+  mode: string;
+  cap: number;
+  /** --fit's answer and the sizes its band names (the largest, and the next where within the band). */
+  predicted: number | null;
+  named: number[];
+  answer: string;
+  /** The largest tried size that fit, and the first tried size above it that did not (null: none did not). */
+  real: number;
+  realFails: number | null;
+}
+
+export async function frameworkFits(root = '.'): Promise<FrameworkFit[]> {
+  const m = JSON.parse(readFileSync(`${root}/${FRAMEWORKS_DIR}/MANIFEST.json`, 'utf8'));
+  const probes: { program: string; size: number; cap: number; fits: boolean }[] = m.fits ?? [];
+  const out: FrameworkFit[] = [];
+  for (const program of frameworkPrograms(root)) {
+    const tried = probes.filter((p) => p.program === program);
+    if (tried.length === 0) continue;
+    const asked = tried[0]!.cap;
+    const real = Math.max(...tried.filter((p) => p.fits).map((p) => p.size));
+    const above = tried.filter((p) => !p.fits && p.size > real).map((p) => p.size);
+    const total = (entries(root).find((e) => e.program === program && e.cap) as { device_total?: number } | undefined)?.device_total ?? asked;
+    const cap = Math.trunc((asked / total) * total);
+    for (const mode of FRAMEWORK_MODES) {
+      const runs = entries(root).filter((e) => e.program === program && e.mode === mode && e.truth && !e.cap).sort((a, b) => a.size - b.size);
+      const inputs = [runs[1]!, runs[3]!].map((e) => ({ size: e.size, file: e.file }));
+      const answer = await predictAnswer(inputs, { fit: true, capacity: String(cap), conf: [''] }, async (files) =>
+        files.map((file) => plannedRecording(decodeSnapshotForReplay(readFileSync(`${root}/${FRAMEWORKS_DIR}/${file}`), { gunzip: nodeGunzip, details: true }))),
+      );
+      if (answer.kind !== 'fit') throw new Error('predict --fit answered something else');
+      const f = answer.fits[0]!;
+      const text = f.largest === null ? 'none' : `${f.largest}${bandAnswer(f, cap)}`;
+      const named = [f.largest, ...(text.includes(', or ') && f.firstFailing !== null ? [f.firstFailing] : [])].filter((s): s is number => s !== null);
+      out.push({ program, mode, cap, predicted: f.largest, named, answer: text, real, realFails: above.length ? Math.min(...above) : null });
+    }
+  }
+  return out;
 }

@@ -30,7 +30,7 @@ interface Run {
   mode: 'python' | 'default';
   truth: Truth[];
 }
-const RUNS: Run[] = JSON.parse(readFileSync(`${DIR}/MANIFEST.json`, 'utf8')).traces.filter((t: Run) => t.truth);
+const RUNS: Run[] = JSON.parse(readFileSync(`${DIR}/MANIFEST.json`, 'utf8')).traces.filter((t: Run & { cap?: number | null }) => t.truth && !t.cap);
 const PROGRAMS = ['trainer', 'lightning', 'peft', 'compiled', 'convnet', 'segnet', 'sgd'];
 
 function load(file: string) {

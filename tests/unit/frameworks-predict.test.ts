@@ -7,7 +7,7 @@ import { describe, expect, test } from 'vitest';
 import { parseAllocConf } from '../../src/allocator/config-parser';
 import { SizePredictor } from '../../src/trace/predict/predict-stream';
 import { BandMeter, peaksOf } from '../../src/trace/predict/prediction-band';
-import { FRAMEWORK_MODES, frameworkPrograms, frameworkRecordings } from './framework-recordings';
+import { FRAMEWORK_MODES, frameworkFits, frameworkPrograms, frameworkRecordings } from './framework-recordings';
 
 const DEFAULTS = parseAllocConf('').config;
 
@@ -37,5 +37,25 @@ describe.each(frameworkPrograms())('%s from its 2nd and 4th sizes', (program) =>
         expect(Math.abs(r.allocated), `allocated at ${r.size}`).toBeLessThan(0.03);
       }
     }
+  });
+});
+
+describe('--fit on the held-out programs, from their 2nd and 4th sizes, under the cap their phase-2 runs ran under', () => {
+  // The real largest size that fit, run three times at each size near the edge (MANIFEST fits). Phase 2 ran
+  // on an H100, the recordings predicted from on an H200: cuDNN may pick other algorithms on the other
+  // card, which no band measured on the recordings can know. deeplabv3 with C++ frames is the one it
+  // shows in: 359 predicted (353-362 within the band of ±4.7%), 336 to 351 real.
+  const OTHER_CARD = new Set(['segnet default']);
+  test('the answer is exact where it is bare, and the real largest lies among the sizes its band names', async () => {
+    const fits = await frameworkFits();
+    expect(fits.length).toBe(14);
+    for (const f of fits) {
+      const named = f.answer.match(/every size from ([\d,]+) to ([\d,]+)/);
+      const [lo, hi] = named ? [Number(named[1]!.replace(/,/g, '')), Number(named[2]!.replace(/,/g, ''))] : [Math.min(...f.named), Math.max(...f.named)];
+      // The real largest is f.real or any untried size below f.realFails.
+      const overlaps = lo <= (f.realFails ?? Infinity) - 1 && hi >= f.real;
+      expect(overlaps, `${f.program} ${f.mode}: ${f.answer}; real ${f.real}${f.realFails ? ` (${f.realFails} runs out)` : ' (every size tried fit)'}`).toBe(!OTHER_CARD.has(`${f.program} ${f.mode}`));
+    }
+    for (const f of fits.filter((x) => x.program === 'trainer' || x.program === 'peft')) expect(f.predicted).toBe(f.real);
   });
 });

@@ -33,6 +33,10 @@ export interface SizeFit extends LargestFit {
   largestBand: number | null;
   firstFailingBand: number | null;
   largestWithin: boolean | null;
+  /** The sizes within the prediction's error of the cap, where they reach past the largest and the
+   * first failing size: [the largest that fits under the cap less the band, the largest under the cap
+   * plus it] (the band at the largest size); null where the band names no more than those two. */
+  bandRange: [number, number] | null;
 }
 
 /** The prediction's error band on peak reserved at a size, relative (prediction-band.ts). */
@@ -81,12 +85,31 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
       const tighter = { kind: 'fraction' as const, bytes: capacity.bytes / (1 + largestBand) };
       largestWithin = replay(stream, { ...options, config, capacity: tighter, statsOnly: true, untilOom: true }).ooms.length > 0;
     }
+    // Where the band reaches further than the edge's two sizes, the sizes it spans (two more searches,
+    // each from the edge, each size one replay to its first OOM).
+    let bandRange: [number, number] | null = null;
+    if (largestBand !== null && fit.largest !== null) {
+      const under = (bytes: number) => (size: number): boolean => {
+        const { stream, options } = runAt(size, config);
+        return replay(stream, { ...options, config, capacity: { kind: 'fraction', bytes }, statsOnly: true, untilOom: true }).ooms.length === 0;
+      };
+      const mayFit = under(capacity.bytes / Math.max(0.05, 1 - largestBand));
+      const surely = under(capacity.bytes / (1 + largestBand));
+      const past = fit.firstFailing !== null && fit.firstFailing + 1 <= limit && mayFit(fit.firstFailing + 1);
+      const below = largestWithin === true && fit.largest > 1 && !surely(fit.largest - 1);
+      if (past || below) {
+        const hi = past ? largestFit(mayFit, fit.firstFailing! + 1, limit).largest ?? fit.firstFailing! : (fit.firstFailing ?? fit.largest);
+        const lo = below ? largestFit(surely, 1, fit.largest - 1).largest ?? 0 : fit.largest;
+        bandRange = [lo, hi];
+      }
+    }
     return {
       conf: configToString(config),
       ...fit,
       largestBand,
       firstFailingBand,
       largestWithin,
+      bandRange,
       firstFailingNeeds,
       firstFailingFitsWithoutWorkspaces,
       largestSplit: splitAt(fit.largest),
@@ -95,11 +118,16 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
   });
 }
 
-/** The answer's words after the largest size where the band crosses the cap: ", or 69 within the
+/** The answer's words after the largest size where the band crosses the cap: "; every size from 60 to
+ * 75 is within the prediction's error (±9.3%) of the cap: ..." where it spans more than two sizes, ", or 69 within the
  * prediction's error (±2.1%) of the cap" (the first failing size may fit), ", within the prediction's
  * error (±1.0%) of the cap: it may not fit" (nor may the largest), both at once, or ''. Never a bare
  * answer the band crosses. */
-export function bandAnswer(fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'largestWithin' | 'largestBand' | 'firstFailingBand'>, cap: number): string {
+export function bandAnswer(fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'largestWithin' | 'largestBand' | 'firstFailingBand' | 'bandRange'>, cap: number): string {
+  if (fit.bandRange && fit.largestBand !== null) {
+    const [lo, hi] = fit.bandRange;
+    return `; every size from ${grouped(Math.max(1, lo))} to ${grouped(hi)} is within the prediction's error (${bandPercent(fit.largestBand)}) of the cap: any of them may be the largest that fits`;
+  }
   const next = fit.firstFailing !== null && fit.firstFailingNeeds !== null && fit.firstFailingBand !== null && fit.firstFailingNeeds * (1 - fit.firstFailingBand) <= cap;
   const self = fit.largest !== null && fit.largestWithin === true && fit.largestBand !== null;
   const band = bandPercent(Math.max(next ? fit.firstFailingBand! : 0, self ? fit.largestBand! : 0));
