@@ -21,7 +21,7 @@ import { accuracyRows, capRows, fitRows, pairSizes, PROGRAMS } from '../tests/un
 import { parseAllocConf } from '../src/allocator/config-parser';
 import { SizePredictor } from '../src/trace/predict/predict-stream';
 import { BandMeter, peaksOf } from '../src/trace/predict/prediction-band';
-import { FRAMEWORK_MODES, frameworkFits, frameworkPrograms, frameworkRecordings } from '../tests/unit/framework-recordings';
+import { FRAMEWORK_MODES, frameworkCapRows, frameworkFits, frameworkPrograms, frameworkRecordings } from '../tests/unit/framework-recordings';
 
 const SOURCE = 'train_gpt2-n150__default.pickle.gz';
 const DIR = join(ROOT, 'bench/out/predict-pair');
@@ -161,13 +161,21 @@ async function heldOutFits(): Promise<Record<string, string>> {
     out[`${f.program}, ${f.mode} mode, under ${formatSize(f.cap)}: --fit / real`] = `${f.answer} / ${real}${ok ? '' : ', NOT inside'}`;
   }
   out['goal: --fit exact or the real answer inside its stated band'] = `${inside} of ${fits.length}${inside === fits.length ? ', met' : ', NOT met'}`;
+  const caps = frameworkCapRows(ROOT);
+  const same = caps.filter((c) => (c.real === null) === (c.predicted === null));
+  const off = caps.filter((c) => c.real !== null && c.predicted !== null).map((c) => ({ c, pct: ((c.predicted! - c.real!) / c.requests) * 100 }));
+  const worst = off.reduce((a, b) => (Math.abs(b.pct) > Math.abs(a.pct) ? b : a), off[0]!);
+  out[`under the cap: the real run's OOM verdict (${caps.length} runs)`] =
+    `${same.length} of ${caps.length}${same.length === caps.length ? ', met' : `, NOT met (${caps.filter((c) => !same.includes(c)).map((c) => `${c.program} ${c.mode} at ${c.size}`).join(', ')})`}`;
+  out["under the cap: first OOM's request, worst offset in % of the run's requests (goal 1%)"] =
+    `${worst.pct.toFixed(2)}% (${worst.c.program} ${worst.c.mode} at ${worst.c.size}); within 1% in ${off.filter((o) => Math.abs(o.pct) <= 1).length} of ${off.length}${off.every((o) => Math.abs(o.pct) <= 1) ? ', met' : ', NOT met'}`;
   return out;
 }
 
 export async function benchPredict(): Promise<void> {
   report('Size prediction accuracy: real programs recorded at six sizes under three configs and a cap (tests/fixtures/sizes)', await accuracy());
   report('Size prediction on held-out framework programs (tests/fixtures/frameworks), both recording modes', heldOut());
-  report('predict --fit on the held-out framework programs, from their 2nd and 4th sizes', await heldOutFits());
+  report('predict --fit and the verdict under a cap on the held-out framework programs, from their 2nd and 4th sizes', await heldOutFits());
   const [a, b] = writePair();
   const mb = (f: string): string => (gunzipSync(readFileSync(f)).length / 1e6).toFixed(0);
   const at = seconds(['predict', `1:${a}`, `2:${b}`, '--at', '3', '--json'], 5);

@@ -7,7 +7,11 @@ import { predictAnswer } from '../../src/cli/predict';
 import { plannedRecording } from '../../src/cli/recording-worker';
 import { bandAnswer } from '../../src/trace/predict/size-fit';
 import { allocationStacks } from '../../src/trace/measures/allocation-stacks';
-import type { SizedRecording } from '../../src/trace/predict/predict-stream';
+import { SizePredictor, type SizedRecording } from '../../src/trace/predict/predict-stream';
+import type { Capacity } from '../../src/allocator/capacity';
+import { parseAllocConf } from '../../src/allocator/config-parser';
+import { replay } from '../../src/trace/replay/replay';
+import { programRequest } from './size-recordings';
 import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
 import { decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
 
@@ -83,4 +87,47 @@ export async function frameworkFits(root = '.'): Promise<FrameworkFit[]> {
     }
   }
   return out;
+}
+
+/** Each held-out program's phase-2 run at one size under its cap, beside the prediction at that size
+ * (from the 2nd and 4th uncapped sizes, same mode) replayed under the same cap: the first OOM the program
+ * saw in each (the request, counted without the OOMs PyTorch caught), or null where it ran through. */
+export interface FrameworkCapRow {
+  program: string;
+  mode: string;
+  size: number;
+  cap: number;
+  real: number | null;
+  predicted: number | null;
+  requests: number;
+}
+
+export function frameworkCapRows(root = '.'): FrameworkCapRow[] {
+  const rows: FrameworkCapRow[] = [];
+  const config = parseAllocConf('').config;
+  for (const program of frameworkPrograms(root)) {
+    for (const mode of FRAMEWORK_MODES) {
+      const all = frameworkRecordings(program, mode, root);
+      const predictor = new SizePredictor([all[1]!, all[3]!]);
+      for (const e of entries(root).filter((x) => x.program === program && x.mode === mode && x.cap)) {
+        const capacity: Capacity = { kind: 'fraction', bytes: (e as unknown as { allowed_memory_maximum: number }).allowed_memory_maximum };
+        const { snapshot, traces } = decodeSnapshotForReplay(readFileSync(`${root}/${FRAMEWORKS_DIR}/${e.file}`), { gunzip: nodeGunzip });
+        const recording = planSnapshotReplay(snapshot, { trace: traces[0]! }).stream;
+        const recorded = recording.recordedOoms[0];
+        const caughtInRecording = new Set([...recording.failedInRecording].filter((id) => recording.cudnnWorkspaces.has(id)));
+        const stream = predictor.at(e.size).stream;
+        const { ooms, caught } = replay(stream, { config, addresses: 'simulated', capacity, statsOnly: true, untilOom: true });
+        rows.push({
+          program,
+          mode,
+          size: e.size,
+          cap: capacity.bytes,
+          real: recorded === undefined ? null : programRequest(recording, recorded, caughtInRecording),
+          predicted: ooms[0] ? programRequest(stream, ooms[0].request, new Set(caught.map((o) => stream.id[o.request]!))) : null,
+          requests: stream.length,
+        });
+      }
+    }
+  }
+  return rows;
 }

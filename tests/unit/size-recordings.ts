@@ -123,7 +123,7 @@ export function accuracyRows(): AccuracyRow[] {
  * cuDNN workspace's). cuDNN tries engine config after engine config, and each attempt that does not fit
  * is a request of the recording (an oom entry) but none of the program's: a predicted run makes one.
  */
-function programRequest(stream: RequestStream, at: number, caught: ReadonlySet<number>): number {
+export function programRequest(stream: RequestStream, at: number, caught: ReadonlySet<number>): number {
   let n = at;
   for (let i = 0; i < at; i++) if (caught.has(stream.id[i]!)) n--;
   return n;
