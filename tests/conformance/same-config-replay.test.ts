@@ -11,7 +11,6 @@ import { capacityOf, FRAMEWORKS_MANIFEST, loadRealTrace, loadTrace, MANIFEST, RE
 
 const real = REAL_MANIFEST.filter((t) => !t.segments_only && !t.no_history);
 /** Recordings the replay does not yet reproduce, each with the reason where it is checked. */
-const KNOWN_MISSES = new Set(['frameworks/two_mempools__python.pickle.gz']);
 
 describe('same-config replay reproduces the recording', () => {
   test('there are reference traces to check', () => {
@@ -59,14 +58,6 @@ describe('same-config replay reproduces the recording', () => {
       if (!same) {
         mismatches.push(`#${i}: recorded ${JSON.stringify({ ...want, frames: undefined })}, replayed ${i < events.length ? JSON.stringify(events.entry(i)) : 'nothing'}`);
       }
-    }
-    // Known: a MemPool deleted midway, recorded with Python stacks alone. Its segments are known for a
-    // gone MemPool's (its number is missing from the final snapshot's), but nothing tells the segment
-    // frees its going away made from a malloc's release and retry (a segment_alloc follows them), so the
-    // replay does not free them there. With C++ frames (the default recording) it is event-exact.
-    if (KNOWN_MISSES.has(name)) {
-      expect(mismatches[0]).toMatch(/^#21: recorded \{"action":"segment_free"/);
-      return;
     }
     expect(mismatches).toEqual([]);
     expect(run.result.divergences).toEqual([]);

@@ -202,10 +202,18 @@ export class PoolInference {
    * default pools' large segments, then their small ones, then each released private pool's small
    * ones, then its large ones: in such a run, what comes after the first large segment that follows a
    * small one is a private pool's, and what comes before it the default pools'. `onePool`: the runs a
-   * MemPool going away made, each all one pool's.
+   * MemPool going away made, each all one pool's. `retries`: the runs a segment_alloc follows (a
+   * malloc's release and retry, or a MemPool going away where no stack says so): one that freed a gone
+   * MemPool's segment was its going away, all its segments that pool's. Returns those runs.
    */
-  resolve(poolColumn: Int32Array, releases: readonly (readonly Incarnation[])[], onePool: readonly (readonly Incarnation[])[] = []): void {
-    if (this.recorded) return; // every pool was known as it came
+  resolve(
+    poolColumn: Int32Array,
+    releases: readonly (readonly Incarnation[])[],
+    onePool: readonly (readonly Incarnation[])[] = [],
+    retries: readonly (readonly Incarnation[])[] = [],
+  ): Set<readonly Incarnation[]> {
+    const goneWith = new Set<readonly Incarnation[]>();
+    if (this.recorded) return goneWith; // every pool was known as it came
     for (const inc of this.all) {
       if (!inc.alive) continue;
       inc.pool = this.finalPoolAt(inc.addr);
@@ -233,13 +241,18 @@ export class PoolInference {
         if (k < turn) x.pool = 0;
       });
     }
-    for (const freed of onePool) {
+    for (const freed of retries) {
+      const gone = new Set(freed.map((x) => x.pool).filter((p) => this.gone.has(p)));
+      if (gone.size === 1) goneWith.add(freed);
+    }
+    for (const freed of [...onePool, ...goneWith]) {
       const named = new Set(freed.map((x) => x.pool).filter((p) => p !== 0));
       if (named.size !== 1) continue;
       const [pool] = named;
       for (const x of freed) x.pool = pool!;
     }
     for (const inc of this.all) for (const r of inc.requests) poolColumn[r] = inc.pool;
+    return goneWith;
   }
 
   /** The pool of the known allocations around trace index `at` on `stream`: the one both sides agree

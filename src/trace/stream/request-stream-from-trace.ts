@@ -80,6 +80,10 @@ export function requestStreamFromTrace(
   /** The recording's empty_cache calls: after which request, and the segments each freed. */
   const calls: { after: number; freed: Incarnation[]; onePool: boolean }[] = [];
   let call: (typeof calls)[number] | null = null;
+  /** Releases a segment_alloc follows (a malloc's release and retry, the cap's evidence), each with the
+   * retry's reserved-before and size: a MemPool going away looks the same where no stack says so, and
+   * is told apart once the pools are known (the segments it freed are a gone MemPool's). */
+  const retries: { call: (typeof calls)[number]; before: number; size: number }[] = [];
   let deferred = 0;
   const cap = new CapEvidence(config);
   /** Reserved bytes (relative to the start) before the cache release a malloc is making, or -1. */
@@ -157,8 +161,9 @@ export function requestStreamFromTrace(
         recordedSegments.push({ addr, size });
         liveSegments.set(addr, size);
         if (withPools) pools.segmentMade(addr, size, streams[i]!, i);
-        // After a malloc's release, the retry: its first cudaMalloc had not fit.
-        if (releasingFrom >= 0) cap.retried(releasingFrom, size);
+        // After a malloc's release, the retry: its first cudaMalloc had not fit (weighed once the pools are known).
+        if (releasingFrom >= 0 && call) retries.push({ call, before: releasingFrom, size });
+        else if (releasingFrom >= 0) cap.retried(releasingFrom, size);
         releasingFrom = -1;
         cap.reserved(size);
         break;
@@ -167,7 +172,10 @@ export function requestStreamFromTrace(
         if (action[i - 1] !== Action.segment_free && action[i - 1] !== Action.segment_unmap) {
           call = null;
           if (isEmptyCacheRun(trace, i)) calls.push((call = { after: b.length - 1, freed: [], onePool: (flags[i]! & POOL_RELEASE) !== 0 }));
-          else releasingFrom = cap.now;
+          else {
+            releasingFrom = cap.now;
+            call = { after: b.length - 1, freed: [], onePool: false };
+          }
         }
         cap.released(size);
         if (action[i] === Action.segment_unmap) mappingChanges.push({ addr, size, sign: -1 });
@@ -262,11 +270,7 @@ export function requestStreamFromTrace(
         'it ran another engine config (one that needs less workspace), and the program went on.',
     );
   }
-  let initialReserved = 0;
-  for (const s of initialSegments) initialReserved += s.size;
-  const recordedCap = cap.cap(initialReserved);
   const stream = b.finish({
-    ...(recordedCap ? { recordedCap } : {}),
     recordedOoms: Int32Array.from(recordedOoms),
     failedInRecording,
     cudnnWorkspaces,
@@ -277,7 +281,18 @@ export function requestStreamFromTrace(
     pools: pools.pools,
     notes,
   });
-  if (withPools) pools.resolve(stream.pool, calls.map((c) => c.freed), calls.filter((c) => c.onePool).map((c) => c.freed));
+  const released = withPools
+    ? pools.resolve(stream.pool, calls.map((c) => c.freed), calls.filter((c) => c.onePool).map((c) => c.freed), retries.map((r) => r.call.freed))
+    : new Set<readonly Incarnation[]>();
+  for (const r of retries) {
+    if (!released.has(r.call.freed)) cap.retried(r.before, r.size);
+    else calls.push({ ...r.call, onePool: true });
+  }
+  calls.sort((x, y) => x.after - y.after);
+  let initialReserved = 0;
+  for (const s of initialSegments) initialReserved += s.size;
+  const recordedCap = cap.cap(initialReserved);
+  if (recordedCap) stream.recordedCap = recordedCap;
   Object.assign(stream, recordedCalls(calls, (x) => (withPools ? x.pool : 0)));
   if (deferred > 0) {
     notes.push(
@@ -290,7 +305,7 @@ export function requestStreamFromTrace(
     notes.push(`The program called torch.cuda.empty_cache() ${counted(calls.length - poolReleases, 'time')} (seen where it freed segments); each replay makes those calls too.`);
   }
   if (poolReleases > 0) {
-    notes.push(`A MemPool went away ${counted(poolReleases, 'time')}, its cached segments freed with it (its stack says so); each replay releases it there too.`);
+    notes.push(`A MemPool went away ${counted(poolReleases, 'time')}, its cached segments freed with it (seen where it freed them); each replay releases it there too.`);
   }
   if (pools.pools.length > 1) {
     const named = (p: readonly [number, number], k: number): string => `(${p[0]}, ${p[1]})${pools.gone.has(k + 1) ? ', gone before the end' : ''}`;
