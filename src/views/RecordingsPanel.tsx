@@ -117,7 +117,7 @@ function CompareRecordings({ self, other }: { self: RecordingDigest; other: Reco
 
 /**
  * A what-if against the recording, ranked as the tuning guide ranks runs (rank-runs.ts: no OOM first,
- * then the later first OOM, fewer OOMs, less peak reserved, less cudaMalloc/cudaFree churn), in words
+ * then the later first OOM, a tie at the same first OOM, then less peak reserved, less cudaMalloc/cudaFree churn), in words
  * that reach no further than the recording: on one that ends at its OOM or began mid-run, "better in
  * the recorded part", never "helps".
  */

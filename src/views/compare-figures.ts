@@ -1,6 +1,6 @@
 // The figures a comparison sets side by side, and the sentence that says what differs most.
 import { formatSize } from '../allocator/format-size';
-import { compareRuns, runFigures } from '../trace/sweep/rank-runs';
+import { compareRuns, runFigures, tiedAtFirstOom } from '../trace/sweep/rank-runs';
 import { oomOutcome, wholeRun, type Coverage } from '../trace/replay/coverage';
 import type { CompareRun, CursorView } from '../worker/replay-protocol';
 
@@ -39,7 +39,8 @@ export function formatFigure(figure: CompareFigure, value: number): string {
 
 /**
  * One sentence: which config does best (rank-runs.ts: no OOM, then the later first OOM, then peak
- * reserved, then churn), against the first; "avoids OOMs" only where the recording covers the whole run.
+ * reserved, then churn), against the first; "avoids OOMs" only where the recording covers the whole run,
+ * and where every config first fails at one request, a tie.
  */
 export function comparisonSentence(runs: readonly CompareRun[], coverage: Coverage): string {
   if (runs.length < 2) return '';
@@ -49,6 +50,9 @@ export function comparisonSentence(runs: readonly CompareRun[], coverage: Covera
   const best = runs.reduce((a, b) => (compareRuns(figures(b), figures(a)) < 0 ? b : a));
   const first = runs[0]!;
   const outcome = (r: CompareRun): string => oomOutcome(r.firstOom, coverage);
+  if (tiedAtFirstOom(runs.map(figures))) {
+    return `Every config compared runs out at the same request (${outcome(first)}), where PyTorch raises: a tie, none gets further. Keep ${confLabel(first.conf)}, the config you started from.`;
+  }
   const oomText =
     best.firstOom === null ? (wholeRun(coverage) ? 'avoids OOMs' : `has ${outcome(best)}`) : `gets furthest (${outcome(best)})`;
   if (best === first) return `${confLabel(first.conf)} ${oomText} with the least peak reserved memory (${formatSize(peak(first))}).`;

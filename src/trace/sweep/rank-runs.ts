@@ -1,8 +1,10 @@
 // Which of several replays of one source did best: the one ranking that the sweep's suggestion, the
-// tuning guide and the config comparison share. No OOM first (PyTorch raises at the first OOM, which
-// ends most jobs), then the later first OOM (the run gets further), then fewer OOMs, then the least
-// peak reserved memory (what decides the next OOM), then the least cudaMalloc/cudaFree (or map/unmap)
-// churn (each call synchronizes the device).
+// tuning guide, the config comparison and explain's fixes share. No OOM first, then the later first OOM
+// (the run gets further). PyTorch raises at the first OOM, which ends the job: two runs that first fail
+// at the same request tie, whatever a replay that goes on past it counts after (more OOMs, a higher
+// peak), and a tie keeps the config the user has. Without an OOM, the least peak reserved memory (what
+// decides the next OOM), then the least cudaMalloc/cudaFree (or map/unmap) churn (each call
+// synchronizes the device).
 
 /** The figures a ranking reads: memory_stats() names, and where the first OOM came. */
 export interface RunFigures {
@@ -22,12 +24,14 @@ export function compareRuns(a: RunFigures, b: RunFigures): number {
   const aOom = a.first_oom_request;
   const bOom = b.first_oom_request;
   if ((aOom === null) !== (bOom === null)) return aOom === null ? -1 : 1;
-  return (
-    (aOom !== null && bOom !== null ? bOom - aOom : 0) ||
-    a.num_ooms - b.num_ooms ||
-    a['reserved_bytes.all.peak'] - b['reserved_bytes.all.peak'] ||
-    churn(a) - churn(b)
-  );
+  if (aOom !== null && bOom !== null) return bOom - aOom;
+  return a['reserved_bytes.all.peak'] - b['reserved_bytes.all.peak'] || churn(a) - churn(b);
+}
+
+/** Whether every run first fails at one request: then none helps, and the ranking is a tie. */
+export function tiedAtFirstOom(runs: readonly RunFigures[]): boolean {
+  const first = runs[0]?.first_oom_request ?? null;
+  return first !== null && runs.every((r) => r.first_oom_request === first);
 }
 
 /** The figures of a memory_stats() record (missing ones read as 0) and the replay's first OOM. */

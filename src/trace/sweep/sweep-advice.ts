@@ -2,7 +2,7 @@
 // "about 1.2 times the largest tensor". Its words reach no further than the recording (coverage.ts).
 import { formatSize } from '../../allocator/format-size';
 import { oomOutcome, type Coverage } from '../replay/coverage';
-import { churn, compareRuns } from './rank-runs';
+import { churn, compareRuns, tiedAtFirstOom } from './rank-runs';
 import type { SweepRow } from './sweep';
 
 export interface SweepAdvice {
@@ -24,11 +24,14 @@ export function adviseMaxSplit(rows: readonly SweepRow[], largestRequest: number
   const outcome = oomOutcome(best.first_oom_request, coverage);
   const name = best.max_split_size_mb === null ? 'The default, unlimited,' : label(best);
   const figures = `${formatSize(best['reserved_bytes.all.peak'])} reserved at the peak, ${churn(best)} cudaMalloc/cudaFree calls`;
+  const tie = tiedAtFirstOom(rows);
   let reason =
     best.first_oom_request === null
       ? `${name} does best: ${outcome}, ${figures}`
-      : `No max_split_size_mb setting avoids the OOM: each one swept runs out of memory. ${name} gets furthest (${outcome}), ${figures}`;
-  if (unlimited && unlimited !== best) {
+      : tie
+        ? `No max_split_size_mb setting avoids the OOM or moves it: each one swept runs out at the same request (${outcome}), where PyTorch raises. A tie: keep the default, unlimited, which needs no setting`
+        : `No max_split_size_mb setting avoids the OOM: each one swept runs out of memory. ${name} gets furthest (${outcome}), ${figures}`;
+  if (unlimited && unlimited !== best && !tie) {
     reason += `; unlimited reaches ${formatSize(unlimited['reserved_bytes.all.peak'])}${unlimited.first_oom_request !== null ? ` with an ${oomOutcome(unlimited.first_oom_request, coverage)}` : ''}`;
   }
   reason += '.';

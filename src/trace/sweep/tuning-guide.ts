@@ -6,7 +6,7 @@ import type { Capacity } from '../../allocator/capacity';
 import type { AllocatorConfig } from '../../allocator/config';
 import { MiB, ROUNDUP_POWER2_INTERVALS } from '../../allocator/constants';
 import { formatSize } from '../../allocator/format-size';
-import { churn, compareRuns } from './rank-runs';
+import { churn, compareRuns, tiedAtFirstOom } from './rank-runs';
 import type { SweepRow } from './sweep';
 import { grouped } from '../../lib/grouped';
 import { coverageCaveat, oomOutcome, wholeRun, type Coverage } from '../replay/coverage';
@@ -133,6 +133,10 @@ export function tuningGuide(current: SweepRow, tried: { kind: CandidateKind; row
     verdict =
       `On the recorded requests ${first.conf || '(defaults)'} does best (${oomOutcome(first.row.first_oom_request, facts.coverage)}). ` +
       `${coverageCaveat(facts.coverage)} Record a run under it to know.`;
+  } else if (items.length > 0 && tiedAtFirstOom([current, ...items.map((i) => i.row)])) {
+    verdict =
+      `Every setting tried runs out at the same request as ${currentName} (${oomOutcome(current.first_oom_request, facts.coverage)}), where PyTorch raises: ` +
+      `none helps, a tie. Keep ${currentName}; what avoids this OOM is less memory in use at that request (the story of the OOM says what it is).`;
   } else {
     verdict =
       `Nothing here beats ${currentName} on ${whole ? 'this run' : 'the recorded requests'}: the default is not always the worst, ` +
