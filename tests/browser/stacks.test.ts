@@ -148,3 +148,25 @@ test('a link keeps the stack selection and the search: the file it names opens w
   await session.page.getByRole('button', { name: 'clear' }).click();
   await ready();
 });
+
+test('on a recording with C++ frames (the recorder\'s default) the sites are the program\'s lines and the ops that asked, as with Python frames alone', async () => {
+  const open = async (file: string) => {
+    await session.page.setInputFiles('header input[type=file]', { name: file, mimeType: 'application/gzip', buffer: readFileSync(`tests/fixtures/frameworks/${file}`) });
+    await session.page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes(${JSON.stringify(file.replace('.pickle.gz', ''))})`);
+    await ready();
+    await goToPeak();
+    return (await stacks()).sites;
+  };
+  const cpp = await open('lightning-8__default.pickle.gz');
+  // Not one row of the allocator's own frame holding everything, as memory_viz shows it.
+  expect(cpp.length).toBeGreaterThan(5);
+  expect(cpp.filter((s) => /CachingAllocator|unwind|gather/.test(s.label))).toEqual([]);
+  expect(cpp.some((s) => s.label.includes('.py:'))).toBe(true);
+  expect(cpp.some((s) => /^at::/.test(s.label))).toBe(true);
+  await expect.poll(() => session.page.locator('.sites tbody tr').count()).toBeGreaterThan(5);
+  await session.page.locator('.stacks').screenshot({ path: `${shots}/stacks-cpp-frames.png` });
+  // The Python lines hold the same bytes as in the same program recorded with stacks='python'.
+  const python = await open('lightning-8__python.pickle.gz');
+  const lines = (sites: Stacks['sites']) => new Map(sites.filter((s) => s.label.includes('.py:')).map((s) => [s.label, s.bytes]));
+  expect(lines(cpp)).toEqual(lines(python));
+});

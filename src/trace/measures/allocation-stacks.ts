@@ -5,7 +5,7 @@
 import type { Frame, Snapshot } from '../snapshot/snapshot';
 import type { TraceDetails } from '../snapshot/trace-columns';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
-import { NO_STACK, stackPath, type StackOf } from './memory-by-stack';
+import { NO_STACK, stackPath, stackSite, type StackOf } from './memory-by-stack';
 
 export const BEFORE_TRACE = '(allocated before the recording began)';
 
@@ -66,11 +66,14 @@ export function stacksOfKeys({ keyOf, lists }: StackKeys): AllocationStacks {
 export type StackSelection = { path: readonly string[] } | { site: string };
 
 /** Whether an allocation falls in `selection`: its stack (noise folded, outermost first) begins with
- * the path, or its innermost frame shown is the site. */
+ * the path, or its site (stackSite) is the site. */
 export function stackMatcher(stacks: AllocationStacks, selection: StackSelection): (id: number) => boolean {
-  const matches = (p: readonly string[]): boolean =>
-    'site' in selection ? p[p.length - 1] === selection.site : selection.path.every((label, i) => p[i] === label);
-  return matchStacks(stacks, (stack) => matches(stackPath(stack)));
+  if ('site' in selection) return matchStacks(stacks, (stack) => stackSite(stack) === selection.site);
+  const { path } = selection;
+  return matchStacks(stacks, (stack) => {
+    const p = stackPath(stack);
+    return path.every((label, i) => p[i] === label);
+  });
 }
 
 /** Whether an allocation's stack passes `test`, which runs once per distinct stack (a million ids share a few thousand). */

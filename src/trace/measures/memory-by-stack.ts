@@ -2,7 +2,7 @@
 // as a tree from the outermost frame (the program's entry) to the innermost (where it allocated),
 // noise frames folded (frame-filter.ts), and the same bytes by allocation site (the innermost frame).
 import type { Frame } from '../snapshot/snapshot';
-import { frameLabel, isNoiseFrame } from './frame-filter';
+import { frameLabel, isNoiseFrame, isPythonFrame } from './frame-filter';
 import { BlockState, type MemoryLayout } from './memory-layout';
 import { byCodePoint } from '../../lib/by-code-point';
 
@@ -54,8 +54,13 @@ export function stackPath(stack: readonly Frame[] | string): string[] {
   return path.length > 0 ? path : [NO_STACK];
 }
 
-/** The allocation site a stack names: its innermost frame shown. */
+/** The allocation site a stack names: its innermost Python frame (the program's line) where it has one,
+ * else its innermost frame shown (the op or autograd node that asked, on the autograd engine's thread):
+ * the same site whether the recording has C++ frames or not. */
 export function stackSite(stack: readonly Frame[] | string): string {
+  if (typeof stack !== 'string') {
+    for (const f of stack) if (isPythonFrame(f) && !isNoiseFrame(f)) return frameLabel(f);
+  }
   return stackPath(stack).at(-1)!;
 }
 
@@ -91,7 +96,7 @@ export function memoryByStack(layout: MemoryLayout, stackOf: StackOf): StackTree
     }
     // No spread: one stack may hold more blocks than a call's arguments can.
     for (const id of g.ids) node.ids.push(id);
-    const label = path[path.length - 1]!;
+    const label = stackSite(stack);
     let site = sites.get(label);
     if (!site) sites.set(label, (site = { label, bytes: 0, count: 0, largest: 0 }));
     site.bytes += bytes;
