@@ -1,4 +1,5 @@
 import { GiB } from './constants';
+import { formatSize } from './format-size';
 
 /**
  * What limits cudaMalloc in the model.
@@ -22,7 +23,8 @@ export const CARDS: readonly { name: string; examples: string; bytes: number }[]
   { name: '24 GB card', examples: 'RTX 3090/4090, 24 GiB', bytes: 24 * GiB },
   { name: '40 GB card', examples: 'A100 40GB, 40 GiB', bytes: 40 * GiB },
   { name: '80 GB card', examples: 'A100/H100 80GB, 80 GiB', bytes: 80 * GiB },
-  { name: 'H200', examples: `${H200_TOTAL_MEMORY.toLocaleString('en-US')} bytes`, bytes: H200_TOTAL_MEMORY },
+  // In GiB as the others read (its byte count, 150,109,880,320, is what --capacity H200 stands for).
+  { name: 'H200', examples: `its whole ${formatSize(H200_TOTAL_MEMORY)}`, bytes: H200_TOTAL_MEMORY },
 ];
 
 /** The cap a per_process_memory_fraction key sets (as set_per_process_memory_fraction: fraction x the

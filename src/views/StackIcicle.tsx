@@ -86,7 +86,11 @@ export function StackIcicle({ tree, focus, onFocus }: StackIcicleProps) {
                 aria-selected={selected}
                 aria-label={`${label}: ${formatSize(tree.bytes[b.k]!)}`}
                 data-node={b.k}
-                onClick={() => onFocus(b.k === focus ? tree.parent[b.k]! : b.k)}
+                onClick={() => {
+                  // The bars move under the pointer as the view zooms: the tip said what was there before.
+                  setHover(null);
+                  onFocus(b.k === focus ? tree.parent[b.k]! : b.k);
+                }}
                 onPointerMove={(e) => setHover({ k: b.k, x: e.nativeEvent.offsetX, y: b.y })}
               >
                 <rect width={Math.max(0, b.w - 1)} height={ROW - 1} fill={b.k === 0 ? 'var(--icicle-root)' : colorOf(label)} />

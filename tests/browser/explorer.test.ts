@@ -39,6 +39,10 @@ test('a workload over seeds under a cap: the chance of an OOM, and how expandabl
   await field.press('Enter');
   await page.getByLabel('source', { exact: true }).selectOption('transformer');
   await page.waitForFunction(`document.querySelector('.source-line')?.textContent.includes('built-in workload')`);
+  // Every card the cap offers reads in GiB (the H200's too, not in bytes).
+  const cards = await page.getByLabel('Memory cap (capacity)').locator('option').allTextContents();
+  expect(cards.filter((c) => /card|H200/.test(c)).map((c) => /GiB\)$/.test(c) && !/bytes/.test(c))).toEqual([true, true, true, true]);
+  expect(cards).toContain('H200 (its whole 139.80 GiB)');
   await page.getByLabel('Memory cap (capacity)').selectOption('custom');
   await page.getByLabel('Custom capacity').fill('28GiB');
   await page.getByLabel('Custom capacity').press('Enter');

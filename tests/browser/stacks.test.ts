@@ -90,9 +90,13 @@ test('at the peak, the stack view lists the top site and bytes a Node computatio
   // A frame of the icicle: its subtree's allocations marked; clicking it again goes back up.
   const bar = session.page.locator('.icicle [role=treeitem]').nth(1);
   const label = (await bar.getAttribute('aria-label'))!;
+  await bar.hover();
+  await expect.poll(() => session.page.locator('.icicle-tip').count()).toBe(1);
   await bar.click();
   await ready();
   expect(await session.page.locator('.icicle [aria-selected=true]').getAttribute('aria-label')).toBe(label);
+  // The tip of the bar clicked goes with the click (the view zoomed under the pointer).
+  expect(await session.page.locator('.icicle-tip').count()).toBe(0);
   const marked = Number(await session.page.locator('.segment-map canvas').getAttribute('data-marked'));
   expect(marked).toBe((await stacks()).selected);
   expect(marked).toBeGreaterThan(0);
