@@ -153,8 +153,7 @@ async function heldOutFits(): Promise<Record<string, string>> {
   let inside = 0;
   const fits = await frameworkFits(ROOT);
   for (const f of fits) {
-    const named = f.answer.match(/every size from ([\d,]+) to ([\d,]+)/);
-    const [lo, hi] = named ? [Number(named[1]!.replace(/,/g, '')), Number(named[2]!.replace(/,/g, ''))] : [Math.min(...f.named), Math.max(...f.named)];
+    const [lo, hi] = f.range;
     const ok = lo <= (f.realFails ?? Infinity) - 1 && hi >= f.real;
     inside += ok ? 1 : 0;
     const real = f.realFails === null ? `${f.real} or more (every size tried fit)` : f.realFails === f.real + 1 ? `${f.real}` : `${f.real} to ${f.realFails - 1}`;

@@ -55,6 +55,8 @@ export interface FrameworkFit {
   /** --fit's answer and the sizes its band names (the largest, and the next where within the band). */
   predicted: number | null;
   named: number[];
+  /** The sizes the answer names, smallest and largest: its band's range, else the largest and the next. */
+  range: [number, number];
   answer: string;
   /** The largest tried size that fit, and the first tried size above it that did not (null: none did not). */
   real: number;
@@ -83,7 +85,8 @@ export async function frameworkFits(root = '.'): Promise<FrameworkFit[]> {
       const f = answer.fits[0]!;
       const text = f.largest === null ? 'none' : `${f.largest}${bandAnswer(f, cap)}`;
       const named = [f.largest, ...(text.includes(', or ') && f.firstFailing !== null ? [f.firstFailing] : [])].filter((s): s is number => s !== null);
-      out.push({ program, mode, cap, predicted: f.largest, named, answer: text, real, realFails: above.length ? Math.min(...above) : null });
+      const range: [number, number] = f.bandRange ?? [Math.min(...named), Math.max(...named)];
+      out.push({ program, mode, cap, predicted: f.largest, named, range, answer: text, real, realFails: above.length ? Math.min(...above) : null });
     }
   }
   return out;

@@ -50,8 +50,7 @@ describe('--fit on the held-out programs, from their 2nd and 4th sizes, under th
     const fits = await frameworkFits();
     expect(fits.length).toBe(14);
     for (const f of fits) {
-      const named = f.answer.match(/every size from ([\d,]+) to ([\d,]+)/);
-      const [lo, hi] = named ? [Number(named[1]!.replace(/,/g, '')), Number(named[2]!.replace(/,/g, ''))] : [Math.min(...f.named), Math.max(...f.named)];
+      const [lo, hi] = f.range;
       // The real largest is f.real or any untried size below f.realFails.
       const overlaps = lo <= (f.realFails ?? Infinity) - 1 && hi >= f.real;
       expect(overlaps, `${f.program} ${f.mode}: ${f.answer}; real ${f.real}${f.realFails ? ` (${f.realFails} runs out)` : ' (every size tried fit)'}`).toBe(!OTHER_CARD.has(`${f.program} ${f.mode}`));

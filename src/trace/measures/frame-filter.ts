@@ -60,7 +60,7 @@ const NOISE_FILES = [
 ];
 
 /** The interpreter's own C functions, between a stack's Python frames where C++ frames are recorded. */
-const INTERPRETER = /^(_?Py|__libc_|method_vectorcall|cfunction_|slot_tp_|vectorcall|_start$)/;
+const INTERPRETER = /^(_?Py|__libc_|method_vectorcall|cfunction_|slot_tp_|vectorcall)/;
 
 /** Whether a frame is noise, folded out of every stack shown. */
 export function isNoiseFrame(f: Frame): boolean {

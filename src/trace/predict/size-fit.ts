@@ -74,29 +74,22 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
       if (stream.cudnnWorkspaces.size > 0) firstFailingFitsWithoutWorkspaces = verdictAt(fit.firstFailing, false, withoutCudnnWorkspaces).fits;
     }
     // The band at the edge: whether the first failing size might fit, or the largest might not, within the
-    // prediction's error.
-    let largestBand: number | null = null;
-    let largestWithin: boolean | null = null;
+    // prediction's error; where it reaches further than those two sizes, the sizes it spans (a search
+    // from the edge each way). Each size is one replay to its first OOM under the cap less or plus the band.
+    const fitsUnder = (bytes: number) => (size: number): boolean => {
+      const { stream, options } = runAt(size, config);
+      return replay(stream, { ...options, config, capacity: { kind: 'fraction', bytes }, statsOnly: true, untilOom: true }).ooms.length === 0;
+    };
     const firstFailingBand = bandOf && fit.firstFailing !== null ? bandOf(fit.firstFailing, config) : null;
-    if (bandOf && fit.largest !== null) {
-      largestBand = bandOf(fit.largest, config);
-      // Within the band of the cap when it runs out under the cap less the band (one replay, to its first OOM).
-      const { stream, options } = runAt(fit.largest, config);
-      const tighter = { kind: 'fraction' as const, bytes: capacity.bytes / (1 + largestBand) };
-      largestWithin = replay(stream, { ...options, config, capacity: tighter, statsOnly: true, untilOom: true }).ooms.length > 0;
-    }
-    // Where the band reaches further than the edge's two sizes, the sizes it spans (two more searches,
-    // each from the edge, each size one replay to its first OOM).
+    const largestBand = bandOf && fit.largest !== null ? bandOf(fit.largest, config) : null;
+    let largestWithin: boolean | null = null;
     let bandRange: [number, number] | null = null;
     if (largestBand !== null && fit.largest !== null) {
-      const under = (bytes: number) => (size: number): boolean => {
-        const { stream, options } = runAt(size, config);
-        return replay(stream, { ...options, config, capacity: { kind: 'fraction', bytes }, statsOnly: true, untilOom: true }).ooms.length === 0;
-      };
-      const mayFit = under(capacity.bytes / Math.max(0.05, 1 - largestBand));
-      const surely = under(capacity.bytes / (1 + largestBand));
+      const mayFit = fitsUnder(capacity.bytes / Math.max(0.05, 1 - largestBand));
+      const surely = fitsUnder(capacity.bytes / (1 + largestBand));
+      largestWithin = !surely(fit.largest);
       const past = fit.firstFailing !== null && fit.firstFailing + 1 <= limit && mayFit(fit.firstFailing + 1);
-      const below = largestWithin === true && fit.largest > 1 && !surely(fit.largest - 1);
+      const below = largestWithin && fit.largest > 1 && !surely(fit.largest - 1);
       if (past || below) {
         const hi = past ? largestFit(mayFit, fit.firstFailing! + 1, limit).largest ?? fit.firstFailing! : (fit.firstFailing ?? fit.largest);
         const lo = below ? largestFit(surely, 1, fit.largest - 1).largest ?? 0 : fit.largest;
