@@ -18,6 +18,8 @@ Programs (3 optimizer steps each, recorded from before the model is built):
   convnet    torchvision resnet18, SGD with momentum, fp16 autocast with GradScaler, 224^2; by batch
   segnet     torchvision deeplabv3_mobilenet_v3_large (21 classes), Adam, batch 4; by image side
   sgd        a plain loop: an MLP (1024-4096-4096-1024), SGD with momentum, fp32; by batch
+  microbatch the out-of-memory program's Llama (8 layers, d=1024), AdamW, bf16 autocast, 8 x 512 tokens a
+             step; SIZE: the micro-batches it is split into, gradients accumulated (not in the phases)
 
 Modes: `python` records with _record_memory_history(stacks='python'); `default` with the recorder's
 defaults, _record_memory_history() (stacks='all': Python and C++ frames, max_entries unbounded).
@@ -224,6 +226,25 @@ def run_sgd(torch, size):
         del x, loss
 
 
+def run_microbatch(torch, size):
+    """The out-of-memory program's Llama (8 layers, d=1024; ../shared/tools/record-real-workloads.py's `oom`),
+    AdamW, bf16 autocast, a batch of 8 x 512 tokens a step split into `size` micro-batches whose gradients
+    accumulate to the step (size 1: none)."""
+    from transformers import LlamaConfig, LlamaForCausalLM
+    model = LlamaForCausalLM(LlamaConfig(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
+                                         num_key_value_heads=8, vocab_size=32000, max_position_embeddings=4096)).cuda()
+    STATE['model'] = model
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+    for _ in range(STEPS):
+        for _ in range(size):
+            x = torch.randint(0, 32000, (8 // size, 512), device='cuda')
+            with torch.autocast('cuda', dtype=torch.bfloat16):
+                loss = model(input_ids=x, labels=x).loss / size
+            loss.backward()
+            del x, loss
+        opt.step(); opt.zero_grad(set_to_none=True)
+
+
 # ---- phase 3: programs the replay must reproduce event for event ----
 
 def case_two_mempools(torch):
@@ -321,7 +342,7 @@ def record_case(name, outdir, mode):
 
 
 PROGRAMS = {'trainer': run_trainer, 'lightning': run_lightning, 'peft': run_peft, 'compiled': run_compiled,
-            'convnet': run_convnet, 'segnet': run_segnet, 'sgd': run_sgd}
+            'convnet': run_convnet, 'segnet': run_segnet, 'sgd': run_sgd, 'microbatch': run_microbatch}
 
 
 # ---- recording ----

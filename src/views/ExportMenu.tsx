@@ -1,13 +1,15 @@
 // Exports: the replayed run as a PyTorch snapshot (pickle for pytorch.org/memory_viz, or JSON), the
-// sweep as CSV, the timeline, the segment map (at its zoom) and a prediction's chart as SVG or PNG.
+// sweep as CSV, the timeline, the segment map (at its zoom) and a prediction's chart as SVG or PNG, each
+// picture captioned (the file, the config, the cap, the cursor) and with its legend, to stand alone.
 import { useState } from 'react';
 import { usePanel } from './use-panel';
 import { exportRun, useSession } from '../state/session-store';
 import { useSweep } from './use-sweep';
 import type { SweepRow } from '../trace/sweep/sweep';
 import { sweepCsv } from '../trace/sweep/sweep-csv';
-import { segmentMapPng, segmentMapSvg } from './segment-map-export';
-import { download, standaloneSvg, svgToPng } from './svg-export';
+import { segmentMapSvg } from './segment-map-export';
+import { download, framedSvg, legendOf, standaloneSvg, svgToPng } from './svg-export';
+import { exportCaption } from './export-caption';
 
 /** A file name from the source's name: "GPT-2 training (x)" -> "gpt-2-training-x". */
 const slug = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'splitscope';
@@ -22,16 +24,22 @@ export function ExportMenu() {
     setProblem(null);
     job().catch((e: Error) => setProblem(e.message));
   };
+  const framed = (picture: string, what: string, legend: Element | null): string => {
+    const { summary, cursor } = useSession.getState();
+    return summary ? framedSvg(picture, exportCaption(summary, cursor, what), legendOf(legend)) : picture;
+  };
   const timelineSvg = (): string => {
     const svg = document.querySelector<SVGSVGElement>('[aria-label="Timeline"] svg');
     if (!svg) throw new Error('There is no timeline to export yet.');
-    return standaloneSvg(svg);
+    return framed(standaloneSvg(svg), 'Timeline', document.querySelector('[aria-label="Timeline"] .tl-legend'));
   };
+  const mapSvg = (): string => framed(segmentMapSvg(), 'Segment map', document.querySelector('.segment-map-legend'));
   const hasPrediction = useSession((s) => s.summary?.prediction !== undefined);
   const predictionSvg = (): string => {
     const svg = document.querySelector<SVGSVGElement>('svg[aria-label="Prediction chart"]');
     if (!svg) throw new Error('Open the prediction chart first: it is drawn where it is open.');
-    return standaloneSvg(svg);
+    // Its title, axes and legend are its own.
+    return framed(standaloneSvg(svg), 'Prediction chart', null);
   };
   return (
     <details className="export" {...panel}>
@@ -56,8 +64,8 @@ export function ExportMenu() {
             <button onClick={run(async () => download(`${base}-prediction.png`, await svgToPng(predictionSvg())))}>Prediction chart (.png)</button>
           </>
         )}
-        <button onClick={run(async () => download(`${base}-segment-map.svg`, new Blob([segmentMapSvg()], { type: 'image/svg+xml' })))}>Segment map (.svg)</button>
-        <button onClick={run(async () => download(`${base}-segment-map.png`, await segmentMapPng()))}>Segment map (.png)</button>
+        <button onClick={run(async () => download(`${base}-segment-map.svg`, new Blob([mapSvg()], { type: 'image/svg+xml' })))}>Segment map (.svg)</button>
+        <button onClick={run(async () => download(`${base}-segment-map.png`, await svgToPng(mapSvg())))}>Segment map (.png)</button>
       </div>
       {problem && <p className="error">{problem}</p>}
     </details>

@@ -11,9 +11,10 @@ import type { SearchQuery } from '../trace/measures/event-search';
 function describe(q: SearchQuery): string {
   if (q.kind === 'address') return `the address 0x${q.address.toString(16)}`;
   if (q.kind === 'text') return `frames containing “${q.text}”`;
-  if (q.min === q.max) return `allocations of ${formatSize(q.min)}`;
-  if (q.max === Infinity) return `allocations of ${formatSize(q.min)} or more`;
-  return `allocations of ${formatSize(q.min)} to ${formatSize(q.max)}`;
+  // The size asked for, on the list and the map alike: a block can be larger (rounded up, or the rest of a segment).
+  if (q.min === q.max) return `requests for ${formatSize(q.min)} (the size asked, not the block's)`;
+  if (q.max === Infinity) return `requests for ${formatSize(q.min)} or more (the size asked, not the block's)`;
+  return `requests for ${formatSize(q.min)} to ${formatSize(q.max)} (the size asked, not the block's)`;
 }
 
 export function SearchBox({ marked }: { marked: number | null }) {

@@ -62,6 +62,8 @@ function marksFor(layout: MemoryLayout, marked: BlockMarks | null, canvas: HTMLC
 
 /** Height of the byte ruler above the canvas, px. */
 const AXIS_HEIGHT = 24;
+/** How near an edge a ruler label is anchored at its end, not its middle, px (half the widest label's width). */
+const EDGE_LABEL_PX = 40;
 /** The deepest zoom shows 512 bytes (PyTorch's smallest block) this wide, px. */
 const MIN_BLOCK_PX_AT_MAX_ZOOM = 40;
 
@@ -152,6 +154,8 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
         const xScale = scaleLinear().domain([x0, x1]).range([0, width]);
         const ticks = byteTicks(x0, x1, Math.floor(width / 110));
         axis.attr('data-domain', domain).call(axisTop(xScale).tickValues(ticks).tickFormat((d) => tickLabel(d as number)).tickSizeOuter(0));
+        // A label at an edge reads inward, not cut in half ("0 bytes" at the left edge showed as "ytes").
+        axis.selectAll<SVGTextElement, number>('.tick text').attr('text-anchor', (d) => (xScale(d) < EDGE_LABEL_PX ? 'start' : xScale(d) > width - EDGE_LABEL_PX ? 'end' : 'middle'));
       } else {
         axis.attr('data-domain', null).selectAll('*').remove();
       }

@@ -1,8 +1,8 @@
 // The segment map as a file: its rectangles at the current zoom as SVG rects under its ruler and lane
-// labels (the on-screen overlay, styles inlined), and the same picture as PNG.
+// labels (the on-screen overlay, styles inlined).
 import type { MapRect } from '../gpu/segment-map/segment-map-rects';
 import { DIMMED_CSS, HATCH_COLOR, PALETTE } from '../gpu/segment-map/segment-map-palette';
-import { standaloneSvg, svgToPng } from './svg-export';
+import { standaloneSvg } from './svg-export';
 
 export interface ExportableMap {
   overlay(): SVGSVGElement | null;
@@ -53,8 +53,4 @@ export function segmentMapSvg(): string {
   // The highlight of a pinned block is an on-screen aid.
   svg.querySelector('.segment-map-highlight')?.remove();
   return new XMLSerializer().serializeToString(svg);
-}
-
-export function segmentMapPng(): Promise<Blob> {
-  return svgToPng(segmentMapSvg());
 }

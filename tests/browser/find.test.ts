@@ -104,6 +104,28 @@ test('a size range and frame text match the allocs Node finds, and mark them on 
   expect(await session.page.locator('.segment-map canvas').getAttribute('data-marked')).toBeNull();
 });
 
+test('a size search matches the size asked for on the map as in the list, and says so', async () => {
+  await open(N12);
+  const snapshot = decodeSnapshotFile(readFileSync(N12));
+  const { result, stream } = replaySnapshot(snapshot);
+  const askedSizes = new Set<number>();
+  for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc) askedSizes.add(stream.size[i]!);
+  // A block at the end larger than its request (rounded up, or keeping the rest of its segment), of a
+  // size no request asked for: the search ticks no request, so the cursor stays at the end.
+  let target: Block | null = null;
+  for (const s of result.allocator.segments.values()) for (let b: Block | null = s.head; b && !target; b = b.next) if (b.allocated && !askedSizes.has(b.size)) target = b;
+  expect(target).not.toBeNull();
+  await session.page.evaluate(`window.splitscope.seek(${stream.length - 1})`);
+  await ready();
+  await find(`${target!.size}B`);
+  const got = await found();
+  expect(got.requests).toEqual([]);
+  expect(await session.page.locator('.search-result').textContent()).toContain("the size asked, not the block's");
+  // No block is marked for its block size alone (before, this one was, beside no request).
+  expect(got.blocks).toEqual([]);
+  expect(Number((await session.page.locator('.segment-map canvas').getAttribute('data-marked')) ?? 0)).toBe(0);
+});
+
 test('the event list scrolls to the last of 900k entries, and a click there moves the cursor to its request', async () => {
   const file = 'tests/fixtures/random-s3__default.pickle.gz';
   await open(file);

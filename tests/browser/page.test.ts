@@ -233,12 +233,23 @@ test('exports: the run as a snapshot the CLI replays to the same stats, the swee
   // The series, which the page paints on a canvas, are in the file as visible paths.
   for (const series of ['tl-reserved', 'tl-allocated']) expect(timeline).toMatch(new RegExp(`<path class="${series}" d="M[^"]+" style="[^"]*visibility:visible`));
   expect(timeline).not.toMatch(/data-canvas/);
+  // It stands alone: a caption (the file, the config, the cap, the cursor) and the legend of its colours.
+  const sampleName = await page.locator('.source-line strong').textContent();
+  expect(timeline).toContain(`Timeline: ${sampleName}`);
+  expect(timeline).toMatch(/>(replayed under )?PYTORCH_CUDA_ALLOC_CONF /);
+  expect(timeline).toMatch(/(capped at [\d.]+ [KMG]iB|no cap)/);
+  expect(timeline).toMatch(/at request [\d,]+ of 0 to [\d,]+/);
+  for (const key of ['>allocated ', '>reserved ', '>OOM']) expect(timeline).toContain(key);
   expect(readFileSync(await save('Timeline (.png)')).subarray(1, 4).toString()).toBe('PNG');
   // The segment map at its zoom: one rect per block drawn (and per segment band), under its ruler and lane labels.
   const mapSvg = readFileSync(await save('Segment map (.svg)'), 'utf8');
   expect(mapSvg).toMatch(/^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
   expect((mapSvg.match(/<rect /g) ?? []).length).toBeGreaterThan(100);
   expect(mapSvg).toMatch(/large pool · stream 0 · \d+ segments/);
+  expect(mapSvg).toContain(`Segment map: ${sampleName}`);
+  expect(mapSvg).toContain('>oversize (≥ max_split)<');
+  // The ruler's first label reads whole from the left edge (it was cut: "ytes").
+  expect(mapSvg).toMatch(/<g class="tick"[^>]*><line[^>]*\/><text[^>]*text-anchor:start/);
   expect(readFileSync(await save('Segment map (.png)')).subarray(1, 4).toString()).toBe('PNG');
 });
 

@@ -1,7 +1,9 @@
 // The search box's queries: an address (hex, or a decimal past 4 GiB), a size range, or text of a
 // stack frame; and the requests each one matches. An address matches the recorded entries whose
-// range holds it (the recording's addresses); a size, the allocs of that many bytes; text, the
-// allocs whose stack has a frame containing it. The segment map marks its blocks at the cursor.
+// range holds it (the recording's addresses); a size, the allocs that asked for that many bytes (the
+// requested size, on the map as in the list: a block can be larger, rounded up or holding the rest of
+// its segment, and is marked by its request's size); text, the allocs whose stack has a frame
+// containing it. The segment map marks its blocks at the cursor.
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import type { TraceColumns } from '../snapshot/trace-columns';
 import { Action } from '../../allocator/trace-action';
@@ -91,9 +93,10 @@ export function searchRequests(query: SearchQuery, stream: RequestStream, trace:
   return { requests: Int32Array.from(out), ids: Int32Array.from(ids) };
 }
 
-/** Whether a block (at `addr`, of `size` bytes, allocated to `id` or -1) matches, at the cursor. */
+/** Whether a block (at `addr`, of `size` bytes, allocated to `id` or -1, for a request of `requested`
+ * bytes) matches, at the cursor: by the size its request asked for, as the requests match. */
 export function blockMatches(query: SearchQuery, addr: number, size: number, requested: number, id: number, ids: ReadonlySet<number> | null): boolean {
   if (query.kind === 'address') return query.address >= addr && query.address < addr + size;
-  if (query.kind === 'size') return id >= 0 && ((requested >= query.min && requested <= query.max) || (size >= query.min && size <= query.max));
+  if (query.kind === 'size') return id >= 0 && requested >= query.min && requested <= query.max;
   return id >= 0 && (ids?.has(id) ?? false);
 }
