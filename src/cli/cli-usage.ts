@@ -47,7 +47,7 @@ const OPTION_HELP: Record<Option, string> = {
 
 export const USAGES: Record<Command, CommandUsage> = {
   replay: {
-    synopsis: 'splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated] [--device N]\n                        [--empty-cache-at N,...] [--reset-peak-at N,...] [--until N] [--out OUT.json|OUT.pickle [--force]] [--json]',
+    synopsis: 'splitscope replay FILE [--conf STRING] [--capacity SIZE] [--addresses recorded|simulated] [--device N]\n                        [--empty-cache-at N,...] [--reset-peak-at N,...] [--until N] [--out OUT.pickle|OUT.json[.gz] [--force]] [--json]',
     about: 'replays the snapshot through the allocator model: memory_stats(), each OOM and why, the categories at the peak',
     options: ['conf', 'capacity', 'addresses', 'device', 'empty-cache-at', 'reset-peak-at', 'until', 'out', 'force', 'json'],
   },

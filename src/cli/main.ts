@@ -13,7 +13,8 @@ import type { AddressModel } from '../trace/replay/replay';
 import { coverageCaveat, coverageOf } from '../trace/replay/coverage';
 import type { RequestStream } from '../trace/stream/request-stream';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
-import { decodeSnapshotForReplay, encodeSnapshotFile, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
+import { decodeSnapshotForReplay, type SnapshotForReplay } from '../trace/snapshot/snapshot-file';
+import { snapshotBytesFor } from './snapshot-out';
 import { decodeSnapshotStream } from '../trace/snapshot/snapshot-stream';
 import { PARAM_VALUES, parseMaxSplitList, parseParamValues, sweepMaxSplit, sweepParam, type SweepRow } from '../trace/sweep/sweep';
 import { COMMANDS, OPTIONS } from './cli-options';
@@ -145,10 +146,9 @@ async function main(argv: string[]): Promise<number> {
     throw new UsageError(`--until ${until} is past the end: ${file} has ${run.stream.length} requests (0 to ${run.stream.length - 1})`);
   }
   if (values.out) {
-    const format = /\.json$/i.test(values.out) ? 'json' : 'pickle';
     const details = traces[d]?.details;
     const exported = exportSnapshot(result, run.stream, { config: run.config, device: d, ...(details ? { sourceDetails: details } : {}) });
-    writeOutput(values.out, encodeSnapshotFile(exported, format), output!);
+    writeOutput(values.out, snapshotBytesFor(values.out, exported), output!);
   }
   const categories = categoriesJson(run.stream, traces[d]?.details, result);
   if (values.json) {

@@ -18,7 +18,7 @@ import { peakTrend, type PeakTrend } from '../trace/predict/peak-trend';
 import { replay, type ReplayResult } from '../trace/replay/replay';
 import { replayNotes } from '../trace/replay/replay-snapshot';
 import { exportSnapshot } from '../trace/replay/snapshot-export';
-import { encodeSnapshotFile } from '../trace/snapshot/snapshot-file';
+import { snapshotBytesFor } from './snapshot-out';
 import { recordedConfig } from '../trace/snapshot/recorded-config';
 import { capacityOption, noteLine, oomsOf, caughtOomsOf, printReplay, UsageError } from './cli-format';
 import type { PlannedRecording } from './recording-worker';
@@ -154,7 +154,7 @@ export async function predictAnswer(
   deviceSized(prediction, options.at!);
   const keepEvents = options.out !== undefined;
   const result = replay(prediction.stream, { config, addresses: 'simulated', ...(capacity ? { capacity } : {}), ...(keepEvents ? { keepEvents: true } : { statsOnly: true }) });
-  if (options.out) writeOutput(options.out, encodeSnapshotFile(exportSnapshot(result, prediction.stream, { config, device: 0 }), /\.json$/i.test(options.out) ? 'json' : 'pickle'), output!);
+  if (options.out) writeOutput(options.out, snapshotBytesFor(options.out, exportSnapshot(result, prediction.stream, { config, device: 0 })), output!);
   // Under a cap, the run is judged under the recordings' address layouts too: where they split, a note says so.
   const layouts = capacity ? verdictUnderLayouts(prediction.stream, { config, addresses: 'simulated' }, capacity, prediction.layouts, { all: true, driver: result }) : null;
   const layoutSplit = layouts ? layoutNote(layouts) : null;

@@ -1,4 +1,4 @@
-// Exports: the replayed run as a PyTorch snapshot (pickle for pytorch.org/memory_viz, or JSON), the
+// Exports: the replayed run as a PyTorch snapshot (pickle for pytorch.org/memory_viz, or JSON, gzipped), the
 // sweep as CSV, the timeline, the segment map (at its zoom) and a prediction's chart as SVG or PNG, each
 // picture captioned (the file, the config, the cap, the cursor) and with its legend, to stand alone.
 import { useState } from 'react';
@@ -10,6 +10,10 @@ import { sweepCsv } from '../trace/sweep/sweep-csv';
 import { segmentMapSvg } from './segment-map-export';
 import { download, framedSvg, legendOf, standaloneSvg, svgToPng } from './svg-export';
 import { exportCaption } from './export-caption';
+
+/** Bytes gzip-compressed, as a file's contents (the browser's own CompressionStream). */
+const gzipped = (bytes: Uint8Array<ArrayBuffer>): Promise<Blob> =>
+  new Response(new Blob([bytes]).stream().pipeThrough(new CompressionStream('gzip'))).blob().then((b) => new Blob([b], { type: 'application/gzip' }));
 
 /** A file name from the source's name: "GPT-2 training (x)" -> "gpt-2-training-x". */
 const slug = (s: string): string => s.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '').slice(0, 60) || 'splitscope';
@@ -46,7 +50,12 @@ export function ExportMenu() {
       <summary>Export…</summary>
       <div className="export-items">
         <button onClick={run(async () => download(`${base}.pickle`, new Blob([await exportRun('pickle')])))}>Snapshot (.pickle, memory_viz)</button>
-        <button onClick={run(async () => download(`${base}.json`, new Blob([await exportRun('json')], { type: 'application/json' })))}>Snapshot (.json)</button>
+        <button
+          title="PyTorch's snapshot dict as JSON, gzip-compressed. JSON has no references, so each entry's stack is written out in full (the pickle shares them): uncompressed it is many times the pickle's size, compressed about the same"
+          onClick={run(async () => download(`${base}.json.gz`, await gzipped(await exportRun('json'))))}
+        >
+          Snapshot (.json.gz)
+        </button>
         <button
           onClick={run(async () => {
             const rows = sweep?.done ? sweep.rows.filter((r): r is SweepRow => r !== null) : [];

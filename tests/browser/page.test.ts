@@ -2,7 +2,7 @@
 // with one click and replays like the CLI; the max_split slider and the config field replay it like
 // `splitscope replay --conf`; a bad file gives a clear message while the previous view stays.
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { gunzipSync } from 'fflate';
 import { expect, test } from 'vitest';
 import { ImportError } from '../../src/lib/import-error';
@@ -225,6 +225,11 @@ test('exports: the run as a snapshot the CLI replays to the same stats, the swee
   const pickle = await save('Snapshot (.pickle, memory_viz)');
   // Replayed under the settings it records, the exported run gives back its own stats.
   expect(cli(['replay', pickle]).stats).toEqual(atEnd);
+  // The JSON, gzip-compressed (JSON writes every entry's stack out in full): the same run, about the pickle's size.
+  const json = await save('Snapshot (.json.gz)');
+  expect(cli(['replay', json]).stats).toEqual(atEnd);
+  expect(JSON.parse(new TextDecoder().decode(gunzipSync(readFileSync(json)))).device_traces).toBeInstanceOf(Array);
+  expect(statSync(json).size).toBeLessThan(2 * statSync(pickle).size);
   const csv = readFileSync(await save('Sweep (.csv)'), 'utf8').trim().split('\n');
   expect(csv[0]).toMatch(/^max_split_size_mb,conf,reserved_bytes.all.peak/);
   expect(csv.length).toBeGreaterThan(20);

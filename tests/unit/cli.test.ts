@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { gunzipSync } from 'node:zlib';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, test } from 'vitest';
 import { decodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
@@ -54,11 +55,14 @@ describe('splitscope replay', () => {
     expect(r.out).toMatch(/reserved_bytes\.all\.peak\s+\d+/);
   });
 
-  test('--out writes a snapshot that reads back, as pickle and as JSON', () => {
-    for (const name of ['out.pickle', 'out.json']) {
+  test('--out writes a snapshot that reads back, as pickle and as JSON, gzip-compressed where the name ends .gz', () => {
+    for (const name of ['out.pickle', 'out.json', 'out.json.gz']) {
       const out = join(tmp, name);
       expect(cli('replay', FIXTURE, '--conf', 'max_split_size_mb:128', '--capacity', '6GiB', '--out', out).code).toBe(0);
-      const snap = decodeSnapshotFile(readFileSync(out));
+      const bytes = readFileSync(out);
+      expect(bytes[0] === 0x1f && bytes[1] === 0x8b).toBe(name.endsWith('.gz'));
+      if (name.endsWith('.json.gz')) expect(JSON.parse(gunzipSync(bytes).toString('utf8')).device_traces).toBeInstanceOf(Array);
+      const snap = decodeSnapshotFile(bytes);
       const trace = snap.device_traces[0]!;
       expect(trace.length).toBeGreaterThan(30000);
       expect(trace[0]).toMatchObject({ action: 'segment_alloc' });
