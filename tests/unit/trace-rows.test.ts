@@ -10,6 +10,10 @@ import { TraceRows } from '../../src/trace/snapshot/trace-rows';
 import { writePickle, type PickleWritable } from '../../src/trace/pickle/pickle-writer';
 import { decodeSnapshotFile, decodeSnapshotForReplay } from '../../src/trace/snapshot/snapshot-file';
 import { traceColumnsFromEntries, type TraceColumns } from '../../src/trace/snapshot/trace-columns';
+import { encodeSnapshotFile } from '../../src/trace/snapshot/snapshot-file';
+import { planSnapshotReplay } from '../../src/trace/replay/replay-snapshot';
+import { replay } from '../../src/trace/replay/replay';
+import { exportSnapshot } from '../../src/trace/replay/snapshot-export';
 
 const FIXTURES = join(__dirname, '../fixtures');
 const fixture = (name: string): Uint8Array => new Uint8Array(readFileSync(join(FIXTURES, name)));
@@ -156,5 +160,25 @@ describe('decodeSnapshotForReplay', () => {
       const [generic, fast] = both(bytes.subarray(0, n));
       expect(fast).toEqual(generic);
     }
+  });
+});
+
+describe('a run splitscope exports', () => {
+  it("reads back through the fast path, as torch's own files do, with what the program attached kept", () => {
+    const source = fixture('job/annotated.pickle.gz');
+    const { snapshot, traces } = decodeSnapshotForReplay(source, { details: true });
+    const { stream, replayOptions } = planSnapshotReplay(snapshot, { trace: traces[0]! });
+    const run = replay(stream, { ...replayOptions, keepEvents: true });
+    const bytes = encodeSnapshotFile(exportSnapshot(run, stream, { config: replayOptions.config, sourceDetails: traces[0]!.details! }), 'pickle');
+    // Every entry a row: none left to the generic reader (before, each was, at twice the time).
+    const rows = new TraceRows(bytes.length, true);
+    readPickle(bytes, { fastPath: rows });
+    expect(rows.columns.length).toBe(run.events.length);
+    // user_metadata carried from the source entries to the run's (the phases the program named).
+    const named = [...traces[0]!.details!.context.values()].filter((c) => c.user_metadata).length;
+    expect(named).toBeGreaterThan(0);
+    expect([...rows.columns.details!.context.values()].filter((c) => c.user_metadata).length).toBeGreaterThan(0);
+    const [generic, fast] = both(bytes);
+    expect(fast).toEqual(generic);
   });
 });

@@ -48,9 +48,9 @@ export function tuple(...items: PickleWritable[]): PickleTuple {
 }
 
 /**
- * A list whose items are known to be referenced from nowhere else (trace entries): they are
- * written without a memo entry each, which saves a lookup table of a million objects.
- * Their own contents are memoized as usual.
+ * A list whose items are known to be referenced from nowhere else (trace entries): each takes its
+ * memo slot as Python's pickler writes it (readers expect the MEMOIZE), but is not looked up again,
+ * which saves a lookup table of a million objects. Their own contents are memoized as usual.
  */
 export class PickleUnsharedItems {
   constructor(readonly items: readonly PickleWritable[]) {}
@@ -302,6 +302,7 @@ class PickleOutput {
     this.byte(EMPTY_LIST);
     // Memoized before the items, as Python does, so a list that contains itself works.
     if (memoize) this.objects.set(items, this.memoize());
+    else this.memoize();
     const n = items.length;
     if (n === 1) {
       this.value(items[0], depth + 1);
@@ -325,6 +326,7 @@ class PickleOutput {
   dict(d: { readonly [key: string]: PickleWritable }, depth: number, memoize: boolean): void {
     this.byte(EMPTY_DICT);
     if (memoize) this.objects.set(d, this.memoize());
+    else this.memoize();
     const keys = Object.keys(d);
     let inBatch = 0;
     for (let j = 0; j < keys.length; j++) {

@@ -66,13 +66,18 @@ export function exportSnapshot(run: ReplayResult, stream: RequestStream, options
   for (let i = 0; i < events.length; i++) {
     const action = ACTION_NAMES[events.action[i]!]!;
     const source = sourceOf(events.request[i]!);
-    const entry: TraceEntry =
+    // In torch 2.11's order and shape (an oom's device_free where the others have addr; what the program
+    // attached, kept), which the reader's fast path reads back as columns.
+    const entry = (
       action === 'oom'
-        ? { action, addr: 0, size: events.size[i]!, stream: events.stream[i]!, device_free: events.addr[i]! }
-        : { action, addr: events.addr[i]!, size: events.size[i]!, stream: events.stream[i]! };
-    if (action === 'oom') delete (entry as Partial<TraceEntry>).addr;
+        ? { action, device_free: events.addr[i]!, size: events.size[i]!, stream: events.stream[i]! }
+        : { action, addr: events.addr[i]!, size: events.size[i]!, stream: events.stream[i]! }
+    ) as TraceEntry;
     const time = source >= 0 ? details!.time[source]! : NaN;
     entry.time_us = Number.isNaN(time) ? i : time;
+    const context = source >= 0 ? details!.context.get(source) : undefined;
+    entry.compile_context = context?.compile_context || 'N/A';
+    entry.user_metadata = context?.user_metadata ?? '';
     entry.frames = action.startsWith('segment_') ? [] : framesAt(source);
     trace[i] = entry;
   }
