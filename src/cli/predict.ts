@@ -140,9 +140,11 @@ export async function predictAnswer(
       largest_split: f.largestSplit,
       first_failing_split: f.firstFailingSplit,
       largest_band: f.largestBand,
+      largest_band_below: f.largestBandBelow,
       largest_within_band: f.largestWithin,
       band_range: f.bandRange,
       first_failing_band: f.firstFailingBand,
+      first_failing_band_below: f.firstFailingBandBelow,
       answer: f.largest === null ? null : `${f.largest}${bandAnswer(f, capacity!.bytes)}`,
       conf: f.conf,
       tried: f.tried,
@@ -197,14 +199,18 @@ export async function predictAnswer(
   return { kind: 'at', prediction, band, trend, result, notes, needed, config, capacity, json: { stats: result.stats, ooms: oomsOf(result), caught_ooms: caughtOomsOf(result), address_layouts: layouts, prediction: quality, needs: need } };
 }
 
-/** prediction.band in --json: half-widths relative to the uncapped peaks, their ranges in bytes, and each measurement. */
+/** prediction.band in --json: half-widths relative to the uncapped peaks (above them, and below), their
+ * ranges in bytes, and each measurement. */
 export function bandJson(b: PredictionBand): object {
   return {
     reserved: b.reserved,
     allocated: b.allocated,
+    reserved_below: b.reservedBelow,
+    allocated_below: b.allocatedBelow,
     peak_reserved: b.peakReserved,
     peak_allocated: b.peakAllocated,
     library_sized: b.librarySized,
+    library_sized_below: b.librarySizedBelow,
     cudnn_workspaces: b.cudnnWorkspaces,
     fragmentation: b.fragmentation,
     sources: b.sources,
@@ -222,7 +228,7 @@ export function bandText(b: PredictionBand): string {
   const cudnn = b.cudnnWorkspaces > 0 ? `, cuDNN's workspaces ${bandPercent(b.cudnnWorkspaces)}` : '';
   const library =
     b.librarySized > 0 ? `; allocations whose size a library picks or one recording alone has: ${bandPercent(b.librarySized)} of it${cudnn}` : '';
-  return `peak reserved ${range(b.peakReserved)} (${bandPercent(b.reserved)}), peak allocated ${range(b.peakAllocated)} (${bandPercent(b.allocated)}); measured ${measured}${library}` + (b.unmeasured ? `; ${b.unmeasured}` : '');
+  return `peak reserved ${range(b.peakReserved)} (${bandPercent(b.reserved, b.reservedBelow)}), peak allocated ${range(b.peakAllocated)} (${bandPercent(b.allocated, b.allocatedBelow)}); measured ${measured}${library}` + (b.unmeasured ? `; ${b.unmeasured}` : '');
 }
 
 /** A predicted run that asks for more in one request than any GPU holds (a size far past the recordings)

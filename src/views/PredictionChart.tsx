@@ -5,6 +5,7 @@
 import { useQuery } from '@tanstack/react-query';
 import { scaleLinear } from 'd3';
 import { useRef } from 'react';
+import { bandPercent } from '../trace/predict/prediction-band';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { chartSizes, predictionCurveQuery, predictionFitQuery, sizeSteps } from '../state/prediction';
@@ -86,7 +87,7 @@ function Chart({ facts, cap }: { facts: PredictionFacts; cap: number | null }) {
           {rows && rows.length > 1 && (
             <path
               className="prediction-band"
-              d={`${line((r) => r.peakReserved * (1 + r.band))}${[...rows].reverse().map((r) => `L${x(r.size).toFixed(1)},${y(r.peakReserved * (1 - r.band)).toFixed(1)}`).join('')}Z`}
+              d={`${line((r) => r.peakReserved * (1 + r.band))}${[...rows].reverse().map((r) => `L${x(r.size).toFixed(1)},${y(r.peakReserved * (1 - r.bandBelow)).toFixed(1)}`).join('')}Z`}
             />
           )}
           <path className="sweep-churn" d={line((r) => r.peakAllocated)} />
@@ -117,7 +118,7 @@ function Chart({ facts, cap }: { facts: PredictionFacts; cap: number | null }) {
           )}
           {rows?.map((r) => (
             <circle key={r.size} className={!r.fits ? 'sweep-oom' : 'sweep-ok'} cx={x(r.size)} cy={y(r.peakReserved)} r={r.size === size ? 4 : 2.5} onClick={() => setSize(r.size)}>
-              <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)} (±${(r.band * 100).toFixed(1)}%), allocated peak ${formatSize(r.peakAllocated)}${r.fits ? '' : ', runs out of memory'}`}</title>
+              <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)} (${bandPercent(r.band, r.bandBelow)}), allocated peak ${formatSize(r.peakAllocated)}${r.fits ? '' : ', runs out of memory'}`}</title>
             </circle>
           ))}
         </g>

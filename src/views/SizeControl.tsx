@@ -4,6 +4,7 @@
 // shaded, a size where the layouts split ringed; a click moves the slider there. How the sizes were fitted is said below, never with more precision than the fit has.
 import { useQuery } from '@tanstack/react-query';
 import { scaleLinear } from 'd3';
+import { bandPercent } from '../trace/predict/prediction-band';
 import { formatSize } from '../allocator/format-size';
 import { grouped } from '../lib/grouped';
 import { failure } from '../state/derived';
@@ -70,7 +71,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
         {rows && rows.length > 1 && (
           <path
             className="prediction-band"
-            d={`${path((r) => r.peakReserved * (1 + r.band))}${[...rows].reverse().map((r) => `L${x(r.size).toFixed(1)},${y(r.peakReserved * (1 - r.band)).toFixed(1)}`).join('')}Z`}
+            d={`${path((r) => r.peakReserved * (1 + r.band))}${[...rows].reverse().map((r) => `L${x(r.size).toFixed(1)},${y(r.peakReserved * (1 - r.bandBelow)).toFixed(1)}`).join('')}Z`}
           />
         )}
         {cap !== null && <line className="prediction-cap" x1={0} x2={W} y1={y(cap)} y2={y(cap)} />}
@@ -88,7 +89,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
             data-band={r.band}
             onClick={() => setSize(r.size)}
           >
-            <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)} (±${(r.band * 100).toFixed(1)}%, the prediction's error), allocated peak ${formatSize(r.peakAllocated)}${r.firstOom !== null ? `, OOM at request ${grouped(r.firstOom)}` : ''}${r.split ? `; ${r.fits ? 'fits' : 'runs out'} under most address layouts, not all` : ''}${facts.sizes.includes(r.size) ? ' (recorded)' : ''}`}</title>
+            <title>{`size ${grouped(r.size)}: reserved peak ${formatSize(r.peakReserved)} (${bandPercent(r.band, r.bandBelow)}, the prediction's error), allocated peak ${formatSize(r.peakAllocated)}${r.firstOom !== null ? `, OOM at request ${grouped(r.firstOom)}` : ''}${r.split ? `; ${r.fits ? 'fits' : 'runs out'} under most address layouts, not all` : ''}${facts.sizes.includes(r.size) ? ' (recorded)' : ''}`}</title>
           </circle>
         ))}
         <line className="sweep-cursor" x1={x(size)} x2={x(size)} y1={0} y2={H} />

@@ -107,6 +107,8 @@ export interface CurvePoint {
   /** Whether it fits under most address layouts (trace/predict/address-layouts.ts), and whether they split. */
   fits: boolean;
   split: boolean;
-  /** The prediction's error band on peak reserved, relative (trace/predict/prediction-band.ts). */
+  /** The prediction's error band on peak reserved, relative (trace/predict/prediction-band.ts): above the
+   * predicted peak, and below it. */
   band: number;
+  bandBelow: number;
 }

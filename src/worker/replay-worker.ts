@@ -523,7 +523,7 @@ const api = {
       // The run's own peaks where it ran uncapped (its replay just now); a capped run's are the cap's, not the prediction's.
       const known = options.capacity ? undefined : { prediction: s.prediction!.last!, peaks: { reserved: stats['reserved_bytes.all.peak']!, allocated: stats['allocated_bytes.all.peak']! } };
       const band = s.prediction!.band(size, options.config, known);
-      return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom, fits: v ? v.fits : firstOom === null, split: v ? isSplit(v) : false, band };
+      return { size, peakReserved: stats['reserved_bytes.all.peak']!, peakAllocated: stats['allocated_bytes.all.peak']!, firstOom, fits: v ? v.fits : firstOom === null, split: v ? isSplit(v) : false, band: band.above, bandBelow: band.below };
     });
     // The stream goes back to the key's own size (seeks and stacks read it).
     plan(settingsOf(key));

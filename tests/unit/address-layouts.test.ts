@@ -89,7 +89,7 @@ describe('a predicted run is judged under most of its layouts', () => {
     expect(JSON.parse(cli('--at', '14', '--json').stdout).address_layouts).toBeNull();
     // Within the prediction's error of the cap too, and said so before the layouts' split.
     expect(cli('--fit', '--capacity', String(CAP.bytes), '--conf', '').stdout).toMatch(
-      /\(defaults\) {2}14(, within the prediction's error \(±[\d.]+%\) of the cap: it may not fit|, or 15: both within the prediction's error \(±[\d.]+%\) of the cap, either may fit or not|; every size from 1[34] to 1[5-9] is within the prediction's error \(±[\d.]+%\) of the cap: any of them may be the largest that fits) \(it fits under 2 of the 3 address layouts tried, not the driver model's: where the CUDA driver puts the segments, which differs from run to run, decides it; 15 runs out of memory: it needs/,
+      /\(defaults\) {2}14(, within the prediction's error \((?:±[\d.]+%|\+[\d.]+%\/−[\d.]+%)\) of the cap: it may not fit|, or 15: both within the prediction's error \((?:±[\d.]+%|\+[\d.]+%\/−[\d.]+%)\) of the cap, either may fit or not|; every size from 1[34] to 1[5-9] is within the prediction's error \((?:±[\d.]+%|\+[\d.]+%\/−[\d.]+%)\) of the cap: any of them may be the largest that fits) \(it fits under 2 of the 3 address layouts tried, not the driver model's: where the CUDA driver puts the segments, which differs from run to run, decides it; 15 runs out of memory: it needs/,
     );
   });
 });

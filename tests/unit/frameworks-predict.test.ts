@@ -44,7 +44,7 @@ describe('--fit on the held-out programs, from their 2nd and 4th sizes, under th
   // The real largest size that fit, run three times at each size near the edge (MANIFEST fits). Phase 2 ran
   // on an H100, the recordings predicted from on an H200: cuDNN may pick other algorithms on the other
   // card, which no band measured on the recordings can know. deeplabv3 with C++ frames is the one it
-  // shows in: 359 predicted (353-362 within the band of ±4.7%), 336 to 351 real.
+  // shows in: 359 predicted (353-360 within the band of +4.7%/−3.2%), 336 to 351 real.
   const OTHER_CARD = new Set(['segnet default']);
   test('the answer is exact where it is bare, and the real largest lies among the sizes its band names', async () => {
     const fits = await frameworkFits();

@@ -180,20 +180,23 @@ describe('splitscope predict', () => {
       first_failing_split: LayoutVerdict | null;
       largest_within_band: boolean | null;
       largest_band: number | null;
+      largest_band_below: number | null;
       first_failing_band: number | null;
+      first_failing_band_below: number | null;
       band_range: [number, number] | null;
       answer: string;
     };
     // Where the prediction's error band crosses the cap, the answer says so (never a bare size the band crosses).
     const band = (f: FitRow) =>
-      bandAnswer({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, largestWithin: f.largest_within_band, largestBand: f.largest_band, firstFailingBand: f.first_failing_band, bandRange: f.band_range }, fit.capacity);
+      bandAnswer({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, largestWithin: f.largest_within_band, largestBand: f.largest_band, largestBandBelow: f.largest_band_below, firstFailingBand: f.first_failing_band, firstFailingBandBelow: f.first_failing_band_below, bandRange: f.band_range }, fit.capacity);
     for (const f of fit.by_conf as FitRow[]) {
       expect(f.answer).toBe(`${f.largest}${band(f)}`);
       expect([f.largest_band, f.first_failing_band].every((b) => b !== null && b >= 0)).toBe(true);
-      const crosses = f.first_failing_needs * (1 - f.first_failing_band!) <= fit.capacity || f.largest_within_band === true;
+      expect(f.largest_band_below!).toBeLessThanOrEqual(f.largest_band!);
+      const crosses = f.first_failing_needs * (1 - f.first_failing_band_below!) <= fit.capacity || f.largest_within_band === true;
       expect(band(f) !== '').toBe(crosses || f.band_range !== null);
     }
-    const esc = (t: string) => t.replace(/[.()±%]/g, '\\$&');
+    const esc = (t: string) => t.replace(/[.()±%+]/g, '\\$&');
     const after = (f: FitRow) =>
       edgeText({ largest: f.largest, firstFailing: f.first_failing, firstFailingNeeds: f.first_failing_needs, firstFailingFitsWithoutWorkspaces: f.first_failing_fits_without_cudnn_workspaces, largestSplit: f.largest_split, firstFailingSplit: f.first_failing_split }, fit.capacity).replace(/[.()]/g, '\\$&');
     expect(cli('predict', ...inputs, '--fit', '--capacity', '1.7GB').stdout).toMatch(

@@ -31,9 +31,13 @@ export interface BandSource {
 }
 
 export interface PredictionBand {
-  /** Half-widths, relative to the predicted peaks. */
+  /** Half-widths, relative to the predicted peaks: above them (how much higher the real peaks may lie) ... */
   reserved: number;
   allocated: number;
+  /** ... and below them, where the allocations whose size no law tells can lower a peak only by what they
+   * hold there (were they gone), and raise it by up to their own size again: the band is wider above. */
+  reservedBelow: number;
+  allocatedBelow: number;
   /** The predicted peaks' ranges, [low, high] in bytes. */
   peakReserved: [number, number];
   peakAllocated: [number, number];
@@ -47,6 +51,8 @@ export interface PredictionBand {
   librarySized: number;
   /** ... of which cuDNN's workspaces. */
   cudnnWorkspaces: number;
+  /** How far those allocations could lower the predicted peak allocated were they gone (in the half-widths below). */
+  librarySizedBelow: number;
   sources: BandSource[];
   /** What the band could not measure, in words ('' when nothing). */
   unmeasured: string;
@@ -141,12 +147,14 @@ export class BandMeter {
       }
       return w;
     };
-    const [chosen, workspaces] = liveAtPeak(prediction.stream, prediction.librarySized).map((b) => b / Math.max(1, peaks.allocated)) as [number, number];
+    const [chosen, workspaces, chosenBelow] = liveAtPeak(prediction.stream, prediction.librarySized).map((b) => b / Math.max(1, peaks.allocated)) as [number, number, number];
     const fragmentation = this.overheadStep * Math.max(1, f);
     const lawsMeasured = sources.some((s) => s.kind === 'laws' && (f > 1 ? s.extrapolation > 1 : s.extrapolation === 1));
     const allowance = lawsMeasured ? 0 : UNMEASURED_LAWS * Math.max(1, f);
     const reserved = width('reserved') + chosen + fragmentation + allowance;
     const allocated = width('allocated') + chosen + allowance;
+    const reservedBelow = width('reserved') + chosenBelow + fragmentation + allowance;
+    const allocatedBelow = width('allocated') + chosenBelow + allowance;
     const unmeasured = lawsMeasured
       ? ''
       : `how the size laws err ${f > 1 ? 'beyond' : 'between'} the recorded sizes is not measured (it takes three recordings or more): ` +
@@ -154,9 +162,12 @@ export class BandMeter {
     return {
       reserved,
       allocated,
-      peakReserved: [peaks.reserved * (1 - reserved), peaks.reserved * (1 + reserved)],
-      peakAllocated: [peaks.allocated * (1 - allocated), peaks.allocated * (1 + allocated)],
+      reservedBelow,
+      allocatedBelow,
+      peakReserved: [peaks.reserved * Math.max(0, 1 - reservedBelow), peaks.reserved * (1 + reserved)],
+      peakAllocated: [peaks.allocated * Math.max(0, 1 - allocatedBelow), peaks.allocated * (1 + allocated)],
       librarySized: chosen,
+      librarySizedBelow: chosenBelow,
       cudnnWorkspaces: workspaces,
       fragmentation,
       sources,
@@ -165,8 +176,9 @@ export class BandMeter {
   }
 }
 
-/** The band on peak reserved at a size, per config, each config's measurements made once. */
-export function bandOfPredictor(predictor: SizePredictor): (size: number, config: AllocatorConfig, known?: { prediction: Prediction; peaks: Peaks }) => number {
+/** The band on peak reserved at a size, above and below the predicted peak (relative), per config, each
+ * config's measurements made once. */
+export function bandOfPredictor(predictor: SizePredictor): (size: number, config: AllocatorConfig, known?: { prediction: Prediction; peaks: Peaks }) => BandWidths {
   const meters = new Map<string, BandMeter>();
   return (size, config, known) => {
     const key = configToString(config);
@@ -174,22 +186,31 @@ export function bandOfPredictor(predictor: SizePredictor): (size: number, config
     if (!meter) meters.set(key, (meter = new BandMeter(predictor, config)));
     // A caller that has the prediction at `size` and its uncapped peaks already passes them (no second replay).
     const p = known?.prediction ?? predictor.at(size);
-    return meter.bandAt(p, known?.peaks ?? peaksOf(p.stream, config)).reserved;
+    const band = meter.bandAt(p, known?.peaks ?? peaksOf(p.stream, config));
+    return { above: band.reserved, below: band.reservedBelow };
   };
 }
 
-/** How far `chosen`'s allocations, and the cuDNN workspaces, could move the stream's peak of live requested
+/** A band's half-widths on one figure, relative: how much higher the real one may be, and how much lower. */
+export interface BandWidths {
+  above: number;
+  below: number;
+}
+
+/** How far `chosen`'s allocations, and the cuDNN workspaces, could raise the stream's peak of live requested
  * bytes (its peak allocated) were each up to twice its size: max over time of live bytes plus theirs,
- * less the peak. Not their bytes at the peak alone: a larger workspace elsewhere can make the peak there. */
-function liveAtPeak(stream: RequestStream, chosen: ReadonlySet<number>): [number, number] {
+ * less the peak (not their bytes at the peak alone: a larger workspace elsewhere can make the peak there);
+ * and how far `chosen`'s could lower it were they gone: the peak less the max of live bytes without theirs. */
+function liveAtPeak(stream: RequestStream, chosen: ReadonlySet<number>): [number, number, number] {
   const ws = stream.cudnnWorkspaces;
-  if (ws.size === 0 && chosen.size === 0) return [0, 0];
+  if (ws.size === 0 && chosen.size === 0) return [0, 0, 0];
   let live = 0;
   let liveChosen = 0;
   let liveWs = 0;
   let peak = 0;
   let withChosen = 0;
   let withWs = 0;
+  let withoutChosen = 0;
   const sizeOf = new Float64Array(stream.idCount);
   for (let i = 0; i < stream.length; i++) {
     const id = stream.id[i]!;
@@ -204,12 +225,13 @@ function liveAtPeak(stream: RequestStream, chosen: ReadonlySet<number>): [number
     peak = Math.max(peak, live);
     withChosen = Math.max(withChosen, live + liveChosen);
     withWs = Math.max(withWs, live + liveWs);
+    withoutChosen = Math.max(withoutChosen, live - liveChosen);
   }
-  return [withChosen - peak, withWs - peak];
+  return [withChosen - peak, withWs - peak, peak - withoutChosen];
 }
 
-/** "within ±1.2% (peak reserved 10.1-10.4 GiB)": the band in words. */
-export function bandPercent(relative: number): string {
-  const pct = relative * 100;
-  return `±${pct < 0.1 ? pct.toFixed(2) : pct.toFixed(1)}%`;
+/** "within ±1.2% (peak reserved 10.1-10.4 GiB)": the band in words; "+31.5%/−16.2%" where it is wider above. */
+export function bandPercent(relative: number, below = relative): string {
+  const pct = (r: number): string => (r * 100 < 0.1 ? (r * 100).toFixed(2) : (r * 100).toFixed(1));
+  return pct(below) === pct(relative) ? `±${pct(relative)}%` : `+${pct(relative)}%/−${pct(below)}%`;
 }

@@ -14,7 +14,7 @@ import { replay, type ReplayOptions } from '../replay/replay';
 import { RequestKind, type RequestStream } from '../stream/request-stream';
 import { editStream } from '../stream/stream-edit';
 import { smallestCap, smallestCapText } from '../sweep/memory-needed';
-import { bandPercent } from './prediction-band';
+import { bandPercent, type BandWidths } from './prediction-band';
 import { isSettled, isSplit, splitText, verdictUnderLayouts, type AddressLayout, type LayoutVerdict } from './address-layouts';
 import { largestFit, type LargestFit } from './largest-fit';
 
@@ -28,19 +28,21 @@ export interface SizeFit extends LargestFit {
   largestSplit: LayoutVerdict | null;
   firstFailingSplit: LayoutVerdict | null;
   /** The prediction's error band (relative, on peak reserved: prediction-band.ts) at the largest size and
-   * at the first failing one (null: not measured), and whether the largest runs out under the cap less
-   * its band (within the prediction's error of the cap). */
+   * at the first failing one (null: not measured), above the predicted peak and below it, and whether the
+   * largest runs out under the cap less its band above (within the prediction's error of the cap). */
   largestBand: number | null;
+  largestBandBelow: number | null;
   firstFailingBand: number | null;
+  firstFailingBandBelow: number | null;
   largestWithin: boolean | null;
   /** The sizes within the prediction's error of the cap, where they reach past the largest and the
-   * first failing size: [the largest that fits under the cap less the band, the largest under the cap
-   * plus it] (the band at the largest size); null where the band names no more than those two. */
+   * first failing size: [the largest that fits under the cap less the band above, the largest under the
+   * cap plus the band below] (the band at the largest size); null where the band names no more than those two. */
   bandRange: [number, number] | null;
 }
 
-/** The prediction's error band on peak reserved at a size, relative (prediction-band.ts). */
-export type BandOf = (size: number, config: AllocatorConfig) => number;
+/** The prediction's error band on peak reserved at a size, relative, above and below (prediction-band.ts). */
+export type BandOf = (size: number, config: AllocatorConfig) => BandWidths;
 
 /** The predicted run at `size` under `config`, ready to replay (its options carry the cap; they place
  * segments by the driver model), and the recordings' address layouts it is also judged under. */
@@ -85,8 +87,10 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
     let largestWithin: boolean | null = null;
     let bandRange: [number, number] | null = null;
     if (largestBand !== null && fit.largest !== null) {
-      const mayFit = fitsUnder(capacity.bytes / Math.max(0.05, 1 - largestBand));
-      const surely = fitsUnder(capacity.bytes / (1 + largestBand));
+      // A size may fit where its real peak lies below the prediction by the band below, and surely fits
+      // only where it would still fit were its real peak above it by the band above.
+      const mayFit = fitsUnder(capacity.bytes / Math.max(0.05, 1 - largestBand.below));
+      const surely = fitsUnder(capacity.bytes / (1 + largestBand.above));
       largestWithin = !surely(fit.largest);
       const past = fit.firstFailing !== null && fit.firstFailing + 1 <= limit && mayFit(fit.firstFailing + 1);
       const below = largestWithin && fit.largest > 1 && !surely(fit.largest - 1);
@@ -99,8 +103,10 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
     return {
       conf: configToString(config),
       ...fit,
-      largestBand,
-      firstFailingBand,
+      largestBand: largestBand?.above ?? null,
+      largestBandBelow: largestBand?.below ?? null,
+      firstFailingBand: firstFailingBand?.above ?? null,
+      firstFailingBandBelow: firstFailingBand?.below ?? null,
       largestWithin,
       bandRange,
       firstFailingNeeds,
@@ -116,14 +122,21 @@ export function sizeFits(runAt: RunAt, configs: readonly AllocatorConfig[], capa
  * prediction's error (±2.1%) of the cap" (the first failing size may fit), ", within the prediction's
  * error (±1.0%) of the cap: it may not fit" (nor may the largest), both at once, or ''. Never a bare
  * answer the band crosses. */
-export function bandAnswer(fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'largestWithin' | 'largestBand' | 'firstFailingBand' | 'bandRange'>, cap: number): string {
+export function bandAnswer(
+  fit: Pick<SizeFit, 'largest' | 'firstFailing' | 'firstFailingNeeds' | 'largestWithin' | 'largestBand' | 'largestBandBelow' | 'firstFailingBand' | 'firstFailingBandBelow' | 'bandRange'>,
+  cap: number,
+): string {
   if (fit.bandRange && fit.largestBand !== null) {
     const [lo, hi] = fit.bandRange;
-    return `; every size from ${grouped(Math.max(1, lo))} to ${grouped(hi)} is within the prediction's error (${bandPercent(fit.largestBand)}) of the cap: any of them may be the largest that fits`;
+    return `; every size from ${grouped(Math.max(1, lo))} to ${grouped(hi)} is within the prediction's error (${bandPercent(fit.largestBand, fit.largestBandBelow ?? fit.largestBand)}) of the cap: any of them may be the largest that fits`;
   }
-  const next = fit.firstFailing !== null && fit.firstFailingNeeds !== null && fit.firstFailingBand !== null && fit.firstFailingNeeds * (1 - fit.firstFailingBand) <= cap;
+  // The first failing size may fit where its real peak lies below the prediction by the band below.
+  const nextBelow = fit.firstFailingBandBelow ?? fit.firstFailingBand;
+  const next = fit.firstFailing !== null && fit.firstFailingNeeds !== null && nextBelow !== null && fit.firstFailingNeeds * (1 - nextBelow) <= cap;
   const self = fit.largest !== null && fit.largestWithin === true && fit.largestBand !== null;
-  const band = bandPercent(Math.max(next ? fit.firstFailingBand! : 0, self ? fit.largestBand! : 0));
+  const above = Math.max(next ? fit.firstFailingBand! : 0, self ? fit.largestBand! : 0);
+  const below = Math.max(next ? nextBelow! : 0, self ? (fit.largestBandBelow ?? fit.largestBand!) : 0);
+  const band = bandPercent(above, below);
   if (next && self) return `, or ${grouped(fit.firstFailing!)}: both within the prediction's error (${band}) of the cap, either may fit or not`;
   if (next) return `, or ${grouped(fit.firstFailing!)} within the prediction's error (${band}) of the cap`;
   if (self) return `, within the prediction's error (${band}) of the cap: it may not fit`;
