@@ -1,7 +1,8 @@
 // A predicted run's peaks against the size, with the room of a chart (the size control's sparkline is
 // its thumbnail): sizes on x, bytes on y, peak reserved with the prediction's error band around it and
 // peak allocated, the cap, the recorded sizes, the sizes that run out of memory (under most address
-// layouts) and the largest size that fits, each labelled, so that an exported image stands alone.
+// layouts), the largest size that fits and the sizes the band puts within its error of the cap, each
+// labelled, so that an exported image stands alone.
 import { useQuery } from '@tanstack/react-query';
 import { scaleLinear } from 'd3';
 import { useRef } from 'react';
@@ -48,6 +49,7 @@ function Chart({ facts, cap }: { facts: PredictionFacts; cap: number | null }) {
   const rows = useQuery(predictionCurveQuery(key, sizes)).data ?? null;
   const fit = useQuery(predictionFitQuery(key)).data;
   const largest = fit?.[0]?.largest ?? null;
+  const range = fit?.[0]?.bandRange ?? null;
   const top = Math.max(cap ?? 0, ...(rows ?? []).map((r) => r.peakReserved * (1 + r.band)), 1);
   const axis = byteAxis(top, 5);
   const iw = Math.max(1, width - M.left - M.right);
@@ -108,6 +110,15 @@ function Chart({ facts, cap }: { facts: PredictionFacts; cap: number | null }) {
               </text>
             </g>
           ))}
+          {range && (
+            // The sizes the band puts within the prediction's error of the cap: any may be the largest that fits.
+            <g className="pc-band-range" data-lo={range[0]} data-hi={range[1]}>
+              <rect x={x(Math.max(x.domain()[0]!, range[0]))} width={Math.max(1, x(Math.min(x.domain()[1]!, range[1])) - x(Math.max(x.domain()[0]!, range[0])))} y={0} height={ih} />
+              <text x={x(Math.max(x.domain()[0]!, range[0])) + 4} y={ih - 24} className="rc-tick">
+                any of {grouped(Math.max(1, range[0]))} to {grouped(range[1])} may be the largest (the prediction&apos;s error)
+              </text>
+            </g>
+          )}
           {largest !== null && largest <= x.domain()[1]! && (
             <g className="pc-largest" transform={`translate(${x(largest)},0)`} data-size={largest}>
               <line y1={0} y2={ih} />

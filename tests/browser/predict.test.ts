@@ -105,6 +105,11 @@ test('two recordings and a size in, the predicted run out, with the figures of s
   expect(await chart.locator('.pc-recorded').evaluateAll((gs) => gs.map((g) => Number((g as SVGElement).dataset.size)))).toEqual([4, 8]);
   expect(await chart.locator('.prediction-band').count()).toBe(1);
   expect(await chart.locator('.prediction-oom').count()).toBeGreaterThan(0);
+  // The sizes the band names, where it names more than the largest and the next: the CLI's band_range.
+  const range = (fit[0] as FitRow & { band_range: [number, number] | null }).band_range;
+  const shaded = chart.locator('.pc-band-range');
+  if (range) expect([Number(await shaded.getAttribute('data-lo')), Number(await shaded.getAttribute('data-hi'))]).toEqual(range);
+  else expect(await shaded.count()).toBe(0);
   await page.locator('.prediction-chart-panel').screenshot({ path: `${shots}/prediction-chart.png` });
   await page.getByText('Export…').click();
   const [svgFile] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Prediction chart (.svg)' }).click()]);
