@@ -27,7 +27,13 @@ interface Entry {
   truth?: unknown;
 }
 
-const entries = (root: string): Entry[] => JSON.parse(readFileSync(`${root}/${FRAMEWORKS_DIR}/MANIFEST.json`, 'utf8')).traces;
+const manifests = new Map<string, Entry[]>();
+/** The manifest's entries, read once per root. */
+const entries = (root: string): Entry[] => {
+  let out = manifests.get(root);
+  if (!out) manifests.set(root, (out = JSON.parse(readFileSync(`${root}/${FRAMEWORKS_DIR}/MANIFEST.json`, 'utf8')).traces as Entry[]));
+  return out;
+};
 
 /** The programs, in the manifest's order. */
 export function frameworkPrograms(root = '.'): string[] {
