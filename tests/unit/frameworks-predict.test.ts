@@ -26,9 +26,13 @@ describe.each(frameworkPrograms())('%s from its 2nd and 4th sizes', (program) =>
         reserved: peaks.reserved / real.reserved - 1,
         allocated: peaks.allocated / real.allocated - 1,
         held: real.reserved >= band.peakReserved[0] && real.reserved <= band.peakReserved[1] && real.allocated >= band.peakAllocated[0] && real.allocated <= band.peakAllocated[1],
+        // Below the prediction the band is no wider than above it, and narrower where allocations no law
+        // tells make the peak (they lower it only by what they hold there, but may raise it by their size).
+        sides: band.reservedBelow <= band.reserved && band.allocatedBelow <= band.allocated && band.librarySized >= band.librarySizedBelow,
       };
     });
     expect(rows.filter((r) => !r.held)).toEqual([]);
+    expect(rows.filter((r) => !r.sides)).toEqual([]);
     if (program === 'trainer' || program === 'peft') for (const r of rows) expect([r.size, r.reserved, r.allocated]).toEqual([r.size, 0, 0]);
     if (program === 'segnet') {
       // 128 and 448 beyond 192 and 320: a line through the two would be 20% low at both.
