@@ -44,6 +44,10 @@ export const REAL_MANIFEST: ManifestTrace[] = manifest('real/MANIFEST.json');
 export const SIZES_MANIFEST: ManifestTrace[] = manifest('sizes/MANIFEST.json');
 /** Held-out programs of real frameworks at six sizes, both recording modes, and four allocator cases, in tests/fixtures/frameworks. */
 export const FRAMEWORKS_MANIFEST: ManifestTrace[] = manifest('frameworks/MANIFEST.json');
+/** Training programs that wrote what their memory is (tests/fixtures/categories), and one in micro-batches
+ * recorded both ways (tests/fixtures/microbatch). */
+export const CATEGORIES_MANIFEST: ManifestTrace[] = manifest('categories/MANIFEST.json');
+export const MICROBATCH_MANIFEST: ManifestTrace[] = manifest('microbatch/MANIFEST.json');
 
 export function loadTrace(file: string): Snapshot {
   return decodeSnapshotFile(readFileSync(join(FIXTURES, file)));
