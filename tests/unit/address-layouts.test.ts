@@ -78,6 +78,15 @@ describe('a predicted run is judged under most of its layouts', () => {
     // 4 fits without a retry, far below the cap: it is not replayed under another layout, even when asked for all.
     expect(at(4, true)).toEqual({ fits: true, of: 3, layouts: [{ name: DRIVER_MODEL, fits: true }] });
     expect(layoutNote(at(4, true))).toBeNull();
+    // 60 runs out asking, with what is allocated then, for more than the cap: no layout can hold it, and
+    // none is replayed (the others, replayed anyway, agree).
+    const past = at(60, true);
+    expect(past).toEqual({ fits: false, of: 3, layouts: [{ name: DRIVER_MODEL, fits: false }] });
+    const { stream, layouts } = predictor.at(60);
+    for (const l of layouts) {
+      const r = replay({ ...stream, recordedSegments: l.segments, recordedMappings: l.mappings }, { config: DEFAULTS, addresses: 'recorded', capacity: CAP, statsOnly: true, untilOom: true });
+      expect(r.ooms.length).toBe(1);
+    }
   });
 
   test('predict --at under the cap says so in its notes and its JSON; --fit names the split', () => {

@@ -47,7 +47,7 @@ function withLayout(stream: RequestStream, layout: AddressLayout): RequestStream
  * Whether `stream` (a predicted run; `options` place it by the driver model) fits `capacity` under most
  * of its layouts: the driver model's (`driver`, where the caller has replayed it), then each of `layouts`,
  * until most agree; `all`: every one (what the output says of a size at the edge). A driver-model run that
- * fits far below the cap is not replayed again.
+ * fits far below the cap, or runs out asking for more than the cap less what is allocated, is not replayed again.
  */
 export function verdictUnderLayouts(
   stream: RequestStream,
@@ -65,18 +65,22 @@ export function verdictUnderLayouts(
   // peaked well below it. (One that runs out is tried under the others: replays that stop at their first
   // OOM cost little where it comes early.)
   const far = fitsDriver && run.stats['num_alloc_retries'] === 0 && run.stats['reserved_bytes.all.peak']! < NEAR_CAP * capacity.bytes;
+  // Past the cap however the segments lie: the request that ran out asks, with what was allocated then,
+  // for more than the cap holds (every layout reserves at least what is allocated). Known from a run that
+  // stopped at that OOM, not from a whole run the caller passes.
+  const hopeless = !fitsDriver && !driver && run.stats['allocated_bytes.all.current']! + run.ooms[0]!.size > capacity.bytes;
   const need = Math.floor(of / 2) + 1;
-  for (const layout of far ? [] : layouts) {
+  for (const layout of far || hopeless ? [] : layouts) {
     const fitting = tried.filter((t) => t.fits).length;
     if (!all && (fitting >= need || tried.length - fitting >= need)) break;
     const r = replay(withLayout(stream, layout), { ...verdictOnly, addresses: 'recorded' });
     tried.push({ name: layout.name, fits: r.ooms.length === 0 });
   }
-  return { fits: far || tried.filter((t) => t.fits).length >= need, layouts: tried, of };
+  return { fits: far || (!hopeless && tried.filter((t) => t.fits).length >= need), layouts: tried, of };
 }
 
-/** Whether `v` is all it can be: every layout tried, or the driver model's alone (far from the cap, or no
- * other layout): asked again with `all`, it would say the same. */
+/** Whether `v` is all it can be: every layout tried, or the driver model's alone (far from the cap, past
+ * it under any layout, or no other layout): asked again with `all`, it would say the same. */
 export const isSettled = (v: LayoutVerdict): boolean => v.layouts.length === v.of || v.layouts.length === 1;
 
 /** Whether the layouts tried disagree. */
