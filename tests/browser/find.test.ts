@@ -33,6 +33,12 @@ async function find(text: string, shift = false): Promise<void> {
 
 const N12 = 'tests/fixtures/train_gpt2-n12__default.pickle.gz';
 
+/** The first block, segment by segment, that `pick` takes in a replay's final state (null: none). */
+function firstBlock(result: ReturnType<typeof replaySnapshot>['result'], pick: (b: Block) => boolean): Block | null {
+  for (const s of result.allocator.segments.values()) for (let b: Block | null = s.head; b; b = b.next) if (pick(b)) return b;
+  return null;
+}
+
 test('an address inside a block finds that block: the cursor steps to the first request that touches it', async () => {
   await open(N12);
   const snapshot = decodeSnapshotFile(readFileSync(N12));
@@ -40,8 +46,7 @@ test('an address inside a block finds that block: the cursor steps to the first 
   // A block the trace allocated, live at the end, and an address in its middle.
   const traced = new Set<number>();
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc) traced.add(stream.id[i]!);
-  let target: Block | null = null;
-  for (const s of result.allocator.segments.values()) for (let b: Block | null = s.head; b && !target; b = b.next) if (b.allocated && b.size > 4096 && traced.has(b.tag)) target = b;
+  const target = firstBlock(result, (b) => b.allocated && b.size > 4096 && traced.has(b.tag));
   const address = target!.addr + Math.floor(target!.size / 2) + 7;
   // Here: the recorded entries whose range holds it, as requests (a segment event: the request it comes before).
   const entries = snapshot.device_traces[0]!;
@@ -112,8 +117,7 @@ test('a size search matches the size asked for on the map as in the list, and sa
   for (let i = 0; i < stream.length; i++) if (stream.kind[i] === RequestKind.alloc) askedSizes.add(stream.size[i]!);
   // A block at the end larger than its request (rounded up, or keeping the rest of its segment), of a
   // size no request asked for: the search ticks no request, so the cursor stays at the end.
-  let target: Block | null = null;
-  for (const s of result.allocator.segments.values()) for (let b: Block | null = s.head; b && !target; b = b.next) if (b.allocated && !askedSizes.has(b.size)) target = b;
+  const target = firstBlock(result, (b) => b.allocated && !askedSizes.has(b.size));
   expect(target).not.toBeNull();
   await session.page.evaluate(`window.splitscope.seek(${stream.length - 1})`);
   await ready();
