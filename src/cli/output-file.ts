@@ -71,8 +71,16 @@ export function writeOutput(path: string, data: string | Uint8Array, options: Ou
   if (st && !st.isFile()) {
     try {
       // A FIFO with no reader would block the open: refused instead (ENXIO); the write itself may wait.
-      if (st.isFIFO()) closeSync(openSync(path, constants.O_WRONLY | constants.O_NONBLOCK));
-      writeFileSync(path, data);
+      // The write goes through a blocking descriptor opened while the probe's is still open: closing the
+      // probe first would leave the FIFO with no writer a moment, and its reader would take that as the end.
+      const probe = st.isFIFO() ? openSync(path, constants.O_WRONLY | constants.O_NONBLOCK) : null;
+      const fd = openSync(path, 'w');
+      if (probe !== null) closeSync(probe);
+      try {
+        writeFileSync(fd, data);
+      } finally {
+        closeSync(fd);
+      }
     } catch (e) {
       throw new UsageError(`cannot write ${path}: ${reason(e)}`);
     }

@@ -178,6 +178,23 @@ describe('exit codes and outputs as automation reads them', () => {
     expect(text.out).toMatch(/^::error /m);
   });
 
+  test('--out into a FIFO with a reader (a process substitution): the reader gets the whole file, every time', () => {
+    // The reader reads to the end (as `cat` does): a writer that let go of the FIFO a moment before its
+    // write gave it the end early, and then waited on a FIFO nobody read.
+    const want = spawnSync(process.execPath, ['bin/splitscope.mjs', 'replay', GOOD, '--out', at('whole.pickle')]).status;
+    expect(want).toBe(0);
+    for (let k = 0; k < 4; k++) {
+      const fifo = at(`out-fifo-${k}`);
+      expect(spawnSync('mkfifo', [fifo]).status).toBe(0);
+      const r = spawnSync('bash', ['-c', `cat "$1" | wc -c > "$1.count" & sleep 0.2; "$2" bin/splitscope.mjs replay "$3" --out "$1" > /dev/null; wait`, 'bash', fifo, process.execPath, GOOD], {
+        encoding: 'utf8',
+        timeout: HANG_S * 1000,
+      });
+      expect(r.status).toBe(0);
+      expect(Number(readFileSync(`${fifo}.count`, 'utf8'))).toBe(statSync(at('whole.pickle')).size);
+    }
+  });
+
   test('report -o over an existing file with --force replaces it whole', () => {
     const target = at('again.report.html');
     writeFileSync(target, 'old');
