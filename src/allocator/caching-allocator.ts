@@ -46,6 +46,12 @@ export interface OomInfo {
   message: string;
   /** Why, in words: the cache, the cap or the device, and the setting in the way (oom-reason.ts). */
   why: string[];
+  /** The memory cap under which this request's last cudaMalloc would have gone through: reserved after
+   * the cache's release, plus the segment (what the cap is checked against) ... */
+  capNeeded: number;
+  /** ... and whether the cap refused a cudaMalloc before this request. Where none did, the run up to here
+   * is the uncapped one under any cap at least this one, so every cap below capNeeded runs out here too. */
+  capRefusedBefore: boolean;
 }
 
 class BlockPool {
@@ -77,6 +83,8 @@ export class CachingAllocator {
   /** Live segments by address. */
   readonly segments = new Map<number, Segment>();
   lastOom: OomInfo | null = null;
+  /** cudaMallocs the memory cap refused (each try of alloc_block's), for the smallest cap's search. */
+  private capRefusals = 0;
 
   private readonly small: BlockPool;
   private readonly large: BlockPool;
@@ -197,6 +205,7 @@ export class CachingAllocator {
   /** The cache-miss path: gc, cudaMalloc, free oversize blocks and retry, free all and retry, OOM. */
   private blockFromNewSegment(pool: BlockPool, rounded: number, stream: number): Block | null {
     const segmentSize = segmentSizeFor(rounded, this.config.largeSegmentSize);
+    const refusedBefore = this.capRefusals;
     if (this.gcEnabled) this.garbageCollect();
     let block =
       this.allocSegment(pool, rounded, segmentSize, stream, false) ??
@@ -208,7 +217,7 @@ export class CachingAllocator {
       this.releaseCachedBlocks();
       block = this.allocSegment(pool, rounded, segmentSize, stream, true);
     }
-    if (!block) this.recordOom(pool, rounded, segmentSize, stream);
+    if (!block) this.recordOom(pool, rounded, segmentSize, stream, refusedBefore > 0);
     return block;
   }
 
@@ -223,7 +232,10 @@ export class CachingAllocator {
     const expandable = this.expandable;
     // The memory fraction is checked against the segment size even where pages are mapped instead.
     const capped = this.capacity && (this.capacity.kind === 'fraction' || !expandable);
-    if (capped && this.reserved + size > this.capacity!.bytes) return null;
+    if (capped && this.reserved + size > this.capacity!.bytes) {
+      this.capRefusals++;
+      return null;
+    }
     if (expandable) return this.allocExpandable(pool, rounded, stream);
     const addr = this.placement.place(size);
     const block = this.newSegment(addr, size, stream, pool);
@@ -651,7 +663,7 @@ export class CachingAllocator {
   // ---------------------------------------------------------------- OOM
   // What the oom event records and the message PyTorch raises.
 
-  private recordOom(pool: BlockPool, size: number, segmentSize: number, stream: number): void {
+  private recordOom(pool: BlockPool, size: number, segmentSize: number, stream: number, capRefusedBefore: boolean): void {
     const deviceFree = Math.max(0, this.deviceTotal - this.otherDeviceBytes - this.reserved);
     this.sink.record(Action.oom, deviceFree, size, stream, -1);
     this.stats.count('num_ooms');
@@ -681,6 +693,8 @@ export class CachingAllocator {
       stream,
       deviceFree,
       why,
+      capNeeded: this.reserved + segmentSize,
+      capRefusedBefore,
       message: oomMessage({
         segmentSize,
         device: this.device,

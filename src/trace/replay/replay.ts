@@ -59,6 +59,9 @@ export interface ReplayOom {
   message: string;
   /** Why it failed, in words. */
   why: string[];
+  /** The cap its last cudaMalloc needed, and whether the cap refused one before (OomInfo's). */
+  capNeeded: number;
+  capRefusedBefore: boolean;
 }
 
 /** A recorded-address replay that had to place a segment itself. */
@@ -280,7 +283,8 @@ function advance(run: ReplayRun, end: number, untilOom = false): void {
       if (!statsOnly && stats.counter('num_alloc_retries') !== retriesBefore) series.retries.push(i);
       if (block) blocks[blockId] = block;
       else {
-        const oom = { request: i, size: allocator.lastOom!.size, message: allocator.lastOom!.message, why: allocator.lastOom!.why };
+        const { size: rounded, message, why, capNeeded, capRefusedBefore } = allocator.lastOom!;
+        const oom = { request: i, size: rounded, message, why, capNeeded, capRefusedBefore };
         // cuDNN runs another engine config: the conv goes on without this workspace (its free then frees nothing).
         if (cudnnWorkspaces.has(blockId)) caught.push(oom);
         else {

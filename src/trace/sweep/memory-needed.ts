@@ -49,23 +49,52 @@ export function memoryNeeded(stream: RequestStream, config: AllocatorConfig, unc
 /**
  * The smallest cap, to 2 MiB (a large segment's granule), under which `stream` runs without an OOM,
  * given a cap it runs out under (`failsUnder`): what a size just past the largest that fits would
- * need, so a user can judge how near the cap it came. Searched up to its uncapped peak reserved (which
- * fits, unless garbage_collection_threshold makes the cap matter: then null where that does not fit).
+ * need, so a user can judge how near the cap it came. A run that runs out says the cap its failing
+ * cudaMalloc needed; where the cap refused nothing before, the run up to there is the uncapped one under
+ * every larger cap too, so every cap below that need fails there, and the need is the next to try (the
+ * first run's need is tried even where unproven: the answer lies mostly a few MiB past it). Else the
+ * caps tried grow from the last that failed by 2 MiB, 4, 8, ..., and what is left between the last that
+ * failed and the first that fit is bisected. A cap at the uncapped peak reserved always fits, unless
+ * garbage_collection_threshold makes the cap matter: then the search bisects up to that peak, and null
+ * where it does not fit.
  * `options`: how the run replays (config, addresses, inserted calls), as the search that found it failing.
  */
 export function smallestCap(stream: RequestStream, options: ReplayOptions, failsUnder: number): number | null {
   const { capacity: _, ...uncapped } = options;
-  const fits = (bytes: number): boolean => replay(stream, { ...uncapped, capacity: { kind: 'fraction', bytes }, statsOnly: true, untilOom: true }).ooms.length === 0;
-  const peak = replay(stream, { ...uncapped, statsOnly: true }).stats['reserved_bytes.all.peak']!;
+  const oomUnder = (bytes: number) => replay(stream, { ...uncapped, capacity: { kind: 'fraction', bytes }, statsOnly: true, untilOom: true }).ooms[0];
+  // lo: a cap known to run out; fits: one known not to.
   let lo = failsUnder;
-  let hi = Math.max(peak, failsUnder + CAP_STEP);
-  if (!fits(hi)) return null;
-  while (hi - lo > CAP_STEP) {
-    const mid = lo + Math.max(1, Math.floor((hi - lo) / 2 / CAP_STEP)) * CAP_STEP;
-    if (fits(mid)) hi = mid;
-    else lo = mid;
+  let fits: number;
+  if ((options.config?.garbageCollectionThreshold ?? 0) > 0) {
+    const peak = replay(stream, { ...uncapped, statsOnly: true }).stats['reserved_bytes.all.peak']!;
+    fits = Math.max(peak, lo + CAP_STEP);
+    if (oomUnder(fits)) return null;
+  } else {
+    let oom = oomUnder(lo);
+    if (!oom) return lo;
+    for (let k = 0, first = true; ; first = false) {
+      let next: number;
+      if (!oom.capRefusedBefore && oom.capNeeded > lo) {
+        lo = oom.capNeeded - 1;
+        next = oom.capNeeded;
+        k = 0;
+      } else if (first && oom.capNeeded > lo) next = oom.capNeeded;
+      else next = lo + CAP_STEP * 2 ** k++;
+      if (!Number.isSafeInteger(next)) return null;
+      oom = oomUnder(next);
+      if (!oom) {
+        fits = next;
+        break;
+      }
+      lo = next;
+    }
   }
-  return hi;
+  while (fits - lo > CAP_STEP) {
+    const mid: number = lo + Math.max(1, Math.floor((fits - lo) / 2 / CAP_STEP)) * CAP_STEP;
+    if (oomUnder(mid)) lo = mid;
+    else fits = mid;
+  }
+  return fits;
 }
 
 const CAP_STEP = 2 * MiB;
