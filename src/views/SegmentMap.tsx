@@ -62,6 +62,10 @@ function marksFor(layout: MemoryLayout, marked: BlockMarks | null, canvas: HTMLC
 
 /** Height of the byte ruler above the canvas, px. */
 const AXIS_HEIGHT = 24;
+
+/** Set for the page's life once the browser destroyed a map's WebGPU device (it cannot show a WebGPU
+ * canvas here): every map after draws on Canvas 2D. */
+let cannotPresent = false;
 /** How near an edge a ruler label is anchored at its end, not its middle, px (half the widest label's width). */
 const EDGE_LABEL_PX = 40;
 /** The deepest zoom shows 512 bytes (PyTorch's smallest block) this wide, px. */
@@ -241,8 +245,10 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
     let renderer: SegmentMapRenderer | null = null;
     let cancelled = false;
     void SegmentMapRenderer.create(canvas, {
-      failed: (message) => {
+      canvas2d: cannotPresent,
+      failed: (message, canvas2d) => {
         setFailure(message);
+        if (canvas2d) cannotPresent = true;
         setCanvasKey((k) => k + 1);
       },
     }).then((r) => {
@@ -430,7 +436,7 @@ export function SegmentMap({ layout, cursor, frames, zoom: wantedZoom = null, on
       <div className="segment-map-head">
         <Legend />
         <span className="segment-map-backend" data-backend={backend ?? ''}>
-          {backend === 'webgpu' ? 'WebGPU' : backend === 'canvas2d' ? 'Canvas 2D (no WebGPU adapter)' : ''}
+          {backend === 'webgpu' ? 'WebGPU' : backend === 'canvas2d' ? (cannotPresent ? 'Canvas 2D (WebGPU cannot show a canvas here)' : 'Canvas 2D (no WebGPU adapter)') : ''}
         </span>
       </div>
       <div className="segment-map-plot" ref={plotRef}>

@@ -156,6 +156,37 @@ describe('segment map', () => {
     await page.close();
   });
 
+  test('where WebGPU has an adapter but its canvas cannot be shown (software compositing), the map goes to Canvas 2D and says so', async () => {
+    // SwiftShader's WebGPU without its Vulkan for compositing: the adapter and device come, and the
+    // browser then destroys the device of a canvas it cannot present (the map stayed blank, "WebGPU").
+    const blanking = await launch(['--enable-unsafe-webgpu', '--use-webgpu-adapter=swiftshader'], { webgpu: false });
+    try {
+      const page = await blanking.newPage({ viewport: { width: 1280, height: 720 } });
+      const pageErrors: string[] = [];
+      page.on('pageerror', (e) => pageErrors.push(e.message));
+      await serveHarness(page);
+      await page.goto(`${HARNESS_ORIGIN}/?layout=transformer`);
+      await page.evaluate(() => window.segmentMapHarness.ready);
+      const adapter = await page.evaluate(async () => {
+        for (let i = 0; i < 5; i++) if (await navigator.gpu?.requestAdapter()) return true;
+        return false;
+      });
+      expect(adapter, 'this Chromium gives WebGPU an adapter under these flags').toBe(true);
+      const canvas = page.locator('canvas.segment-map-canvas');
+      await expect.poll(() => canvas.getAttribute('data-backend'), { timeout: 15_000 }).toBe('canvas2d');
+      await expect.poll(() => page.locator('.segment-map-backend').textContent()).toBe('Canvas 2D (WebGPU cannot show a canvas here)');
+      await expect.poll(() => page.locator('.segment-map-failure').textContent()).toContain('destroyed the WebGPU device');
+      await page.waitForTimeout(300);
+      const [allocated, cached] = await colourCounts(page);
+      expect(allocated).toBeGreaterThan(2000);
+      expect(cached).toBeGreaterThan(50);
+      await page.screenshot({ path: `${SHOTS}/segment-map-cannot-present.png` });
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await blanking.close();
+    }
+  });
+
   test('without WebGPU the Canvas 2D fallback draws the same map', async () => {
     const page = await open('layout=transformer', { noGpu: true });
     await expect.poll(() => page.locator('canvas.segment-map-canvas').getAttribute('data-backend')).toBe('canvas2d');

@@ -14,11 +14,16 @@ export type { SegmentMapView } from './segment-map-painter';
 export type SegmentMapBackend = 'webgpu' | 'canvas2d';
 
 export interface SegmentMapRendererOptions {
-  /** Skip WebGPU (tests of the fallback). */
+  /** Skip WebGPU (tests of the fallback, and after WebGPU could not present). */
   canvas2d?: boolean;
-  /** The GPU device was lost and could not be recreated on this canvas: make a new canvas and renderer. */
-  failed?(message: string): void;
+  /** The GPU device was lost and could not be recreated on this canvas: make a new canvas and renderer,
+   * on Canvas 2D where `canvas2d` (WebGPU cannot present on this page). */
+  failed?(message: string, canvas2d: boolean): void;
 }
+
+/** Why a map is drawn on Canvas 2D where WebGPU has an adapter. */
+export const CANNOT_PRESENT =
+  'the browser destroyed the WebGPU device of the map, which it does where a WebGPU canvas cannot be shown (software compositing)';
 
 interface Gpu {
   context: GPUCanvasContext;
@@ -35,9 +40,12 @@ async function acquire(canvas: HTMLCanvasElement, onLost: (info: GPUDeviceLostIn
   const device = await adapter.requestDevice({
     requiredLimits: { maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize, maxBufferSize: adapter.limits.maxBufferSize },
   });
-  void device.lost.then(onLost);
+  // A device destroyed here is not a loss to report.
+  let destroyedHere = false;
+  void device.lost.then((info) => destroyedHere || onLost(info));
   const context = canvas.getContext('webgpu');
   if (!context) {
+    destroyedHere = true;
     device.destroy();
     return null;
   }
@@ -210,7 +218,15 @@ export class SegmentMapRenderer {
   }
 
   private lost(info: GPUDeviceLostInfo): void {
-    if (this.destroyed || info.reason === 'destroyed') return;
+    if (this.destroyed) return;
+    // Destroyed, and not by this renderer (destroy() marks it first): Chromium destroys a WebGPU canvas's
+    // device where it cannot present it (software compositing, as with SwiftShader's WebGPU without its
+    // Vulkan). The canvas stays blank, so the map goes to Canvas 2D; another device would go the same way.
+    if (info.reason === 'destroyed') {
+      this.gpu = null;
+      this.options.failed?.(CANNOT_PRESENT, true);
+      return;
+    }
     // Driver reset or GPU process crash: a new device on the same canvas, the instances uploaded again.
     this.gpu = null;
     void acquire(this.canvas, (next) => this.lost(next)).then(
@@ -220,7 +236,7 @@ export class SegmentMapRenderer {
           return;
         }
         if (!gpu) {
-          this.options.failed?.(`the GPU device was lost (${info.message}) and no new one could be made`);
+          this.options.failed?.(`the GPU device was lost (${info.message}) and no new one could be made`, false);
           return;
         }
         // Buffers of the lost device are gone: every level uploads again when next drawn.
@@ -230,7 +246,7 @@ export class SegmentMapRenderer {
         this.owed = false;
         this.invalidate();
       },
-      (e: unknown) => this.options.failed?.(String(e)),
+      (e: unknown) => this.options.failed?.(String(e), false),
     );
   }
 }
