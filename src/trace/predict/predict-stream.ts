@@ -61,12 +61,13 @@ const isKernelScratch = (stack: readonly Frame[] | string): boolean =>
 /** The allocations of `s` freed within a few requests of their own (alloc, the op's output, free): a
  * workspace's pattern, and a temporary's. */
 function opLocal(s: RequestStream): Set<number> {
-  const at = new Map<number, number>();
+  // Ids are dense (0 to idCount): each one's alloc index in a typed array, not a Map.
+  const at = new Float64Array(s.idCount).fill(-Infinity);
   const out = new Set<number>();
   for (let i = 0; i < s.length; i++) {
     const id = s.id[i]!;
-    if (s.kind[i] === RequestKind.alloc) at.set(id, i);
-    else if (s.kind[i] === RequestKind.free && i - (at.get(id) ?? -Infinity) <= OP_LOCAL) out.add(id);
+    if (s.kind[i] === RequestKind.alloc) at[id] = i;
+    else if (s.kind[i] === RequestKind.free && i - at[id]! <= OP_LOCAL) out.add(id);
   }
   return out;
 }
