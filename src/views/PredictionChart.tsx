@@ -12,7 +12,8 @@ import { grouped } from '../lib/grouped';
 import { chartSizes, predictionCurveQuery, predictionFitQuery, sizeSteps } from '../state/prediction';
 import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
-import type { PredictionFacts } from '../worker/replay-protocol';
+import type { CurvePoint, PredictionFacts } from '../worker/replay-protocol';
+import { bandPath, curvePath } from './prediction-paths';
 import { byteAxis } from './timeline-ticks';
 import { usePanel } from './use-panel';
 import { useWidth } from './use-width';
@@ -56,7 +57,7 @@ function Chart({ facts, cap }: { facts: PredictionFacts; cap: number | null }) {
   const ih = H - M.top - M.bottom;
   const x = scaleLinear().domain([0, Math.max(...sizes)]).range([0, iw]).nice();
   const y = scaleLinear().domain([0, axis.top]).range([ih, 0]);
-  const line = (value: (r: NonNullable<typeof rows>[number]) => number): string => (rows ?? []).map((r, i) => `${i ? 'L' : 'M'}${x(r.size).toFixed(1)},${y(value(r)).toFixed(1)}`).join('');
+  const line = (value: (r: CurvePoint) => number): string => curvePath(rows, x, y, value);
   const conf = key.conf ?? '';
   const title = `Predicted peaks against the size, under ${conf || 'the defaults'}${cap !== null ? `, capped at ${formatSize(cap)}` : ''}`;
   return (
@@ -89,7 +90,7 @@ function Chart({ facts, cap }: { facts: PredictionFacts; cap: number | null }) {
           {rows && rows.length > 1 && (
             <path
               className="prediction-band"
-              d={`${line((r) => r.peakReserved * (1 + r.band))}${[...rows].reverse().map((r) => `L${x(r.size).toFixed(1)},${y(r.peakReserved * (1 - r.bandBelow)).toFixed(1)}`).join('')}Z`}
+              d={bandPath(rows, x, y)}
             />
           )}
           <path className="sweep-churn" d={line((r) => r.peakAllocated)} />

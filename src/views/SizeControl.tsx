@@ -11,7 +11,8 @@ import { failure } from '../state/derived';
 import { chartSizes, memoryNeededQuery, predictionCurveQuery, predictionFitQuery, sizeSteps } from '../state/prediction';
 import { useSession, useViewKey } from '../state/session-store';
 import { keyId } from '../state/view-key';
-import type { PredictionFacts } from '../worker/replay-protocol';
+import type { CurvePoint, PredictionFacts } from '../worker/replay-protocol';
+import { bandPath, curvePath } from './prediction-paths';
 import { bandAnswer, cudnnWorkspacesText, edgeText } from '../trace/predict/size-fit';
 
 const W = 300;
@@ -34,7 +35,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
   const x = scaleLinear().domain([0, Math.max(...sizes)]).range([6, W - 6]);
   const top = Math.max(cap ?? 0, ...(rows ?? []).map((r) => r.peakReserved * (1 + r.band)), 1);
   const y = scaleLinear().domain([0, top * 1.05]).range([H - 4, 4]);
-  const path = (value: (r: NonNullable<typeof rows>[number]) => number): string => (rows ?? []).map((r, i) => `${i ? 'L' : 'M'}${x(r.size).toFixed(1)},${y(value(r)).toFixed(1)}`).join('');
+  const path = (value: (r: CurvePoint) => number): string => curvePath(rows, x, y, value);
   return (
     <div className="size-control">
       <div className="max-split-head">
@@ -71,7 +72,7 @@ export function SizeControl({ facts, cap }: { facts: PredictionFacts; cap: numbe
         {rows && rows.length > 1 && (
           <path
             className="prediction-band"
-            d={`${path((r) => r.peakReserved * (1 + r.band))}${[...rows].reverse().map((r) => `L${x(r.size).toFixed(1)},${y(r.peakReserved * (1 - r.bandBelow)).toFixed(1)}`).join('')}Z`}
+            d={bandPath(rows, x, y)}
           />
         )}
         {cap !== null && <line className="prediction-cap" x1={0} x2={W} y1={y(cap)} y2={y(cap)} />}

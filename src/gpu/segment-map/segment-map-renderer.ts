@@ -22,7 +22,7 @@ export interface SegmentMapRendererOptions {
 }
 
 /** Why a map is drawn on Canvas 2D where WebGPU has an adapter. */
-export const CANNOT_PRESENT =
+const CANNOT_PRESENT =
   'the browser destroyed the WebGPU device of the map, which it does where a WebGPU canvas cannot be shown (software compositing)';
 
 interface Gpu {
